@@ -1,0 +1,210 @@
+"""Typed, validated facade over the hand kernels: win shape, waits, shanten.
+
+Every function takes a concealed part as a count vector (``uint8[27]``, any
+integer array or sequence of length 27, or notation such as ``"123m456p99s"``)
+and raises ``ValueError`` naming the problem for bad input. Exposed melds are
+not passed: their number is inferred from the concealed size (14 tiles minus
+3 per meld). ``void`` is ``None`` or a suit: 0/1/2 or ``"m"``/``"p"``/``"s"``.
+
+A ``uint8`` C-contiguous array of shape ``(27,)`` takes the fast path (a few
+hundred nanoseconds a call); anything else is converted first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .kernels import checked as _k
+from .kernels.tables import get_tables
+from .tiles import NUM_TILE_TYPES, SUITS, as_counts, as_counts_batch, suit_index, to_str
+
+_T = get_tables()
+_COMPLETE = _T["COMPLETE"]
+_WAITS = _T["WAITS"]
+_DIST = _T["DIST"]
+_U8 = np.dtype(np.uint8)
+_is_win_code = _k.is_win_code
+_waits_code = _k.waits_code
+_shanten_code = _k.shanten_code
+_SHAPE = (NUM_TILE_TYPES,)
+_TILE_INDICES = np.arange(NUM_TILE_TYPES, dtype=np.int64)
+_VOID_CODE = {None: -1, 0: 0, 1: 1, 2: 2, "m": 0, "p": 1, "s": 2}
+
+_SIZE_RULES = {
+    "is_win": "3k+2 tiles (2, 5, 8, 11 or 14)",
+    "waits": "3k+1 tiles (1, 4, 7, 10 or 13)",
+    "shanten": "3k+1 or 3k+2 tiles, at most 14",
+}
+
+
+def void_code(void: object) -> int:
+    """Kernel code of a void argument: -1 for ``None``, else 0..2.
+
+    Raises:
+        ValueError: for anything but ``None``, 0, 1, 2, ``"m"``, ``"p"``, ``"s"``.
+    """
+    try:
+        return _VOID_CODE[void]  # type: ignore[index]
+    except (KeyError, TypeError):
+        pass
+    if void is None:
+        return -1
+    return suit_index(void)  # raises ValueError with the accepted values
+
+
+def _raise(status: int, counts: np.ndarray, func: str, row: int | None = None) -> None:
+    where = f" (row {row})" if row is not None else ""
+    if counts.shape != _SHAPE:
+        raise ValueError(f"{func}: counts must have shape (27,), got {counts.shape}")
+    if status == _k.BAD_COUNT:
+        raise ValueError(f"{func}: counts{where} must be 0..4, got {counts.tolist()}")
+    n = int(counts.astype(np.int64).sum())
+    raise ValueError(f"{func}: needs {_SIZE_RULES[func]}, got {n}{where}: {to_str(counts)!r}")
+
+
+def is_win(counts: object) -> bool:
+    """True if a ``3k + 2`` concealed part is complete: k melds + a pair, or seven pairs.
+
+    Shape only (a quad counts as two pairs in seven pairs). Whether the hand
+    may win under the two-suit and void rules is ``score_win``'s question.
+
+    Raises:
+        ValueError: bad counts, or a size other than 2, 5, 8, 11, 14.
+    """
+    try:  # fast path: a C-contiguous uint8 vector (the kernel checks the rest)
+        r = _is_win_code(counts, _COMPLETE)
+    except TypeError:
+        counts = as_counts(counts)
+        r = _is_win_code(counts, _COMPLETE)
+    if r < 0:
+        _raise(r, counts, "is_win")
+    return r == 1
+
+
+def waits_mask(counts: object, void: object = None) -> int:
+    """The waits of ``waits`` as a 27-bit integer (bit t = tile t)."""
+    try:
+        v = _VOID_CODE[void]  # type: ignore[index]
+    except (KeyError, TypeError):
+        v = void_code(void)
+    try:
+        r = _waits_code(counts, v, _WAITS)
+    except TypeError:
+        counts = as_counts(counts)
+        r = _waits_code(counts, v, _WAITS)
+    if r < 0:
+        _raise(r, counts, "waits")
+    return r
+
+
+def waits(counts: object, void: object = None) -> np.ndarray:
+    """Sorted tile indices that complete a ``3k + 1`` concealed part.
+
+    Never a tile already held 4 times, never the void suit; with a void suit
+    a part still holding tiles of it waits on nothing (it cannot win).
+
+    Raises:
+        ValueError: bad counts or void, or a size other than 1, 4, 7, 10, 13.
+    """
+    m = waits_mask(counts, void)
+    return _TILE_INDICES[(m >> _TILE_INDICES) & 1 == 1]
+
+
+def shanten(counts: object, void: object = None) -> int:
+    """Exact shanten of a ``3k + 1`` or ``3k + 2`` concealed part (RULES.md §5).
+
+    -1 = complete, 0 = tenpai. Standard and seven-pairs shapes, never counting
+    on a fifth copy of a tile; with ``void`` the void suit is forbidden (its
+    tiles must all be replaced).
+
+    Raises:
+        ValueError: bad counts or void, or a size that is 3k or above 14.
+    """
+    try:
+        v = _VOID_CODE[void]  # type: ignore[index]
+    except (KeyError, TypeError):
+        v = void_code(void)
+    try:
+        r = _shanten_code(counts, v, _DIST)
+    except TypeError:
+        counts = as_counts(counts)
+        r = _shanten_code(counts, v, _DIST)
+    if r < -1:
+        _raise(r - _k.SHANTEN_STATUS, counts, "shanten")
+    return r
+
+
+def _voids_array(void: object, n: int) -> np.ndarray:
+    if void is None or isinstance(void, (str, int, np.integer)):
+        return np.full(n, void_code(void), dtype=np.int8)
+    arr = np.asarray(void)
+    if arr.shape != (n,):
+        raise ValueError(f"void must be one suit or one per row (shape ({n},)), got {arr.shape}")
+    if arr.dtype.kind in "US":
+        codes = {"m": 0, "p": 1, "s": 2, "": -1, "-": -1}
+        bad = sorted({str(v) for v in arr.tolist()} - set(codes))
+        if bad:
+            raise ValueError(f"void suits must be one of {SUITS!r} (or '' for none), got {bad}")
+        return np.array([codes[str(v)] for v in arr.tolist()], dtype=np.int8)
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"void must hold suit codes -1..2, got dtype {arr.dtype}")
+    if n and (arr.min() < -1 or arr.max() > 2):
+        raise ValueError(f"void codes must be -1 (none) or 0..2, got {arr.min()}..{arr.max()}")
+    return np.ascontiguousarray(arr, dtype=np.int8)
+
+
+def _batch(counts: object) -> np.ndarray:
+    if (
+        type(counts) is np.ndarray
+        and counts.dtype is _U8
+        and counts.ndim == 2
+        and counts.shape[1] == NUM_TILE_TYPES
+        and counts.flags.c_contiguous
+    ):
+        return counts  # counts above 4 are caught inside the kernel
+    return as_counts_batch(counts)
+
+
+def is_win_batch(counts: object) -> np.ndarray:
+    """``is_win`` over ``uint8[N, 27]`` → ``bool[N]``, parallel over the cores.
+
+    Raises:
+        ValueError: naming the first bad row.
+    """
+    c = _batch(counts)
+    out, row, code = _k.is_win_batch_checked(c, _COMPLETE)
+    if row >= 0:
+        _raise(code, c[row], "is_win", row)
+    return out
+
+
+def waits_batch(counts: object, void: object = None) -> np.ndarray:
+    """``waits`` over ``uint8[N, 27]`` → ``bool[N, 27]`` (True = waits on that tile).
+
+    ``void`` is one suit for all rows or one code per row (-1 none, 0..2).
+
+    Raises:
+        ValueError: naming the first bad row.
+    """
+    c = _batch(counts)
+    v = _voids_array(void, c.shape[0])
+    out, row, code = _k.waits_batch_checked(c, v, _WAITS)
+    if row >= 0:
+        _raise(code, c[row], "waits", row)
+    return out
+
+
+def shanten_batch(counts: object, void: object = None) -> np.ndarray:
+    """``shanten`` over ``uint8[N, 27]`` → ``int8[N]``.
+
+    ``void`` is one suit for all rows or one code per row (-1 none, 0..2).
+
+    Raises:
+        ValueError: naming the first bad row.
+    """
+    c = _batch(counts)
+    v = _voids_array(void, c.shape[0])
+    out, row, code = _k.shanten_batch_checked(c, v, _DIST)
+    if row >= 0:
+        _raise(code, c[row], "shanten", row)
+    return out

@@ -1,0 +1,170 @@
+"""Complete-hand shapes and waits over ``uint8[27]`` count vectors.
+
+Shape only: a concealed part of ``3k + 2`` tiles is complete when it splits
+into ``k`` melds and a pair, or (14 tiles) into seven pairs where four of a
+kind counts as two pairs. Suit and void legality belong to the rules layer.
+Every kernel takes the tables of ``tables.py`` as arguments and trusts its
+input; ``checked.py`` validates for the Python facades.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .._jit import njit
+
+VOID_NONE = -1
+"""``void`` argument meaning no void suit."""
+
+
+@njit
+def _suit_key(c: np.ndarray, b: int) -> tuple:
+    """Base-5 key, tile count and flags of ``c[b:b+9]`` (independent terms pipeline well).
+
+    Flags: bit 3 = some count exceeds 4, bit 0 = some count is odd.
+    """
+    x0 = np.int64(c[b])
+    x1 = np.int64(c[b + 1])
+    x2 = np.int64(c[b + 2])
+    x3 = np.int64(c[b + 3])
+    x4 = np.int64(c[b + 4])
+    x5 = np.int64(c[b + 5])
+    x6 = np.int64(c[b + 6])
+    x7 = np.int64(c[b + 7])
+    x8 = np.int64(c[b + 8])
+    key = (
+        x0 + 5 * x1 + 25 * x2 + 125 * x3 + 625 * x4
+        + 3125 * x5 + 15625 * x6 + 78125 * x7 + 390625 * x8
+    )
+    n = x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7 + x8
+    # x + 3 >= 8 exactly when x > 4
+    over = (x0 + 3) | (x1 + 3) | (x2 + 3) | (x3 + 3) | (x4 + 3) | (x5 + 3) | (x6 + 3)
+    over |= (x7 + 3) | (x8 + 3)
+    odd = (x0 | x1 | x2 | x3 | x4 | x5 | x6 | x7 | x8) & 1
+    return key, n, (over & 8) | odd
+
+
+@njit
+def scan(counts: np.ndarray) -> tuple:
+    """One pass over a hand: ``(k0, k1, k2, n0, n1, n2, odd)``.
+
+    ``k*`` are the suits' base-5 keys and ``n*`` their tile counts; ``odd`` is
+    1 when some count is odd. ``n0`` is -1000 when some count exceeds 4 (the
+    keys are then meaningless), so every size check a caller makes fails.
+    """
+    k0, n0, f0 = _suit_key(counts, 0)
+    k1, n1, f1 = _suit_key(counts, 9)
+    k2, n2, f2 = _suit_key(counts, 18)
+    f = f0 | f1 | f2
+    if f & 8:
+        n0 = -1000
+    return k0, k1, k2, n0, n1, n2, f & 1
+
+
+@njit
+def complete_bit(complete: np.ndarray, key: int) -> int:
+    """1 if the suit with this key is complete in its natural form (melds [+ pair])."""
+    return (complete[key >> 3] >> (key & 7)) & 1
+
+
+@njit
+def win_from_keys(k0: int, k1: int, k2: int, n: int, odd: int, complete: np.ndarray) -> bool:
+    """``is_win`` once the suits are scanned (``n`` total tiles, ``odd`` some count odd)."""
+    if n < 0 or n % 3 != 2:
+        return False
+    if n == 14 and odd == 0:
+        return True  # seven pairs
+    return (complete_bit(complete, k0) & complete_bit(complete, k1) & complete_bit(complete, k2)) == 1
+
+
+@njit
+def is_win(counts: np.ndarray, complete: np.ndarray) -> bool:
+    """Shape completeness of a ``3k + 2`` concealed part (standard or seven pairs)."""
+    k0, k1, k2, n0, n1, n2, odd = scan(counts)
+    return win_from_keys(k0, k1, k2, n0 + n1 + n2, odd, complete)
+
+
+@njit
+def _suit_waits(w: np.uint32, residue: int, others_complete: int) -> int:
+    """Ranks of one suit that complete the hand, given the other two suits' state."""
+    if not others_complete:
+        return 0
+    if residue == 1:
+        return (w >> 9) & 0x1FF  # this suit takes the pair
+    if residue == 2:
+        return w & 0x1FF  # this suit becomes melds; another suit holds the pair
+    return 0
+
+
+@njit
+def waits_from_keys(
+    k0: int, k1: int, k2: int, n0: int, n1: int, n2: int,
+    void: int, waits: np.ndarray,
+) -> int:
+    """``waits_mask`` once the suits are scanned."""
+    n = n0 + n1 + n2
+    if n < 0 or n % 3 != 1:
+        return 0
+    w0 = np.int64(waits[k0])
+    w1 = np.int64(waits[k1])
+    w2 = np.int64(waits[k2])
+    c0 = (w0 >> 26) & 1
+    c1 = (w1 >> 26) & 1
+    c2 = (w2 >> 26) & 1
+    out = _suit_waits(w0, n0 % 3, c1 & c2)
+    out |= _suit_waits(w1, n1 % 3, c0 & c2) << 9
+    out |= _suit_waits(w2, n2 % 3, c0 & c1) << 18
+    if n == 13:
+        n_odd = ((w0 >> 18) & 15) + ((w1 >> 18) & 15) + ((w2 >> 18) & 15)
+        if n_odd == 1:  # six pairs and a single (or a triplet): wait on the odd tile
+            if (w0 >> 18) & 15:
+                out |= 1 << ((w0 >> 22) & 15)
+            elif (w1 >> 18) & 15:
+                out |= 1 << (9 + ((w1 >> 22) & 15))
+            else:
+                out |= 1 << (18 + ((w2 >> 22) & 15))
+    if void >= 0:
+        held = n0 if void == 0 else (n1 if void == 1 else n2)
+        if held > 0:
+            return 0
+        out &= ~(0x1FF << (9 * void))
+    return out
+
+
+@njit
+def waits_mask(counts: np.ndarray, void: int, waits: np.ndarray) -> int:
+    """Bit ``t`` set for each tile ``t`` completing a ``3k + 1`` concealed part.
+
+    Never a tile already held 4 times; never the void suit (``void`` 0..2, or
+    -1 for none); nothing at all when the part holds a tile of the void suit.
+    """
+    k0, k1, k2, n0, n1, n2, _ = scan(counts)
+    return waits_from_keys(k0, k1, k2, n0, n1, n2, void, waits)
+
+
+@njit(parallel=True)
+def is_win_batch(counts: np.ndarray, complete: np.ndarray) -> np.ndarray:
+    """``is_win`` over ``uint8[N, 27]``, parallel over cores."""
+    n = counts.shape[0]
+    out = np.empty(n, dtype=np.bool_)
+    for i in numba.prange(n):
+        out[i] = is_win(counts[i], complete)
+    return out
+
+
+@njit
+def mask_to_row(mask: int, row: np.ndarray) -> None:
+    """Write a 27-bit tile mask into a ``bool[27]`` row."""
+    for t in range(27):
+        row[t] = (mask >> t) & 1
+
+
+@njit(parallel=True)
+def waits_batch(counts: np.ndarray, voids: np.ndarray, waits: np.ndarray) -> np.ndarray:
+    """``waits_mask`` over ``uint8[N, 27]`` as ``bool[N, 27]`` (``voids``: int8[N])."""
+    n = counts.shape[0]
+    out = np.empty((n, 27), dtype=np.bool_)
+    for i in numba.prange(n):
+        mask_to_row(waits_mask(counts[i], voids[i], waits), out[i])
+    return out

@@ -1,0 +1,277 @@
+"""Per-suit lookup tables, built once by numba and cached on disk.
+
+One suit of a hand is nine counts 0..4, keyed in base 5:
+``key = c[0] + 5*c[1] + ... + 5**8 * c[8]`` (``NUM_KEYS = 5**9`` keys). The
+tables answer, per key, everything the hand kernels need:
+
+``COMPLETE`` (``uint8[NUM_KEYS // 8 + 1]``, one bit per key)
+    The suit splits into melds (triplets, same-suit runs), plus exactly one
+    pair when its tile count is ``3k + 2``. Counts of ``3k + 1`` are never
+    complete. 244 KB, so it stays in the L2 cache.
+``WAITS`` (``uint32[NUM_KEYS]``)
+    Bits 0..8: ranks ``r`` (with ``c[r] < 4``) whose addition makes the suit
+    melds only; bits 9..17: ranks whose addition makes it melds + one pair;
+    bits 18..21: how many ranks have an odd count; bits 22..25: the highest
+    such rank (for seven-pairs waits); bit 26: the suit is complete as it is
+    (the ``COMPLETE`` bit, repeated so that waits read one table).
+``DIST`` (``uint64[NUM_KEYS]``)
+    4-bit field ``2*m + p`` (bits ``8m + 4p``; ``m`` = 0..4 melds, ``p`` = 0/1
+    pair) is the least number of tiles that must be added to the suit (each
+    count stays <= 4) to contain ``m`` melds and ``p`` pairs: the exact
+    per-suit distance that shanten adds up over suits. Bits 40..44 count the
+    suit's free seven-pairs slots (a pair held; a quad gives two), bits
+    48..51 the slots one tile away (a single, or a triplet's second pair).
+
+Building takes about a second. The result is stored as ``tables-v{VERSION}.npz``
+in ``$SICHUAN_ENV_CACHE_DIR`` (default ``~/.cache/sichuan_env``); a missing,
+stale or unreadable cache is rebuilt, and an unwritable cache directory only
+costs the rebuild.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from .._jit import njit
+
+VERSION = 4
+"""Bump when the layout or content of a table changes (invalidates the cache)."""
+NUM_KEYS = 5**9
+"""Number of per-suit keys."""
+MAX_MELDS = 4
+"""Most melds a suit target may hold (a hand has 4 melds and a pair)."""
+POW5 = np.array([5**i for i in range(9)], dtype=np.int64)
+"""Place values of the base-5 suit key."""
+
+_lock = threading.Lock()
+_tables: dict[str, np.ndarray] | None = None
+
+
+@njit
+def _mark_complete_configs(pow5: np.ndarray) -> np.ndarray:
+    """Mark, per target ``2*m + p``, every suit key that is exactly m melds + p pairs.
+
+    Returns ``bool[NUM_KEYS, 10]``. Meld patterns: 9 triplets and 7 runs.
+    """
+    out = np.zeros((NUM_KEYS, 2 * (MAX_MELDS + 1)), dtype=np.bool_)
+    c = np.zeros(9, dtype=np.int64)
+    n_patterns = 16
+    # Enumerate multisets of up to 4 meld patterns as non-decreasing index tuples.
+    idx = np.zeros(MAX_MELDS, dtype=np.int64)
+    for m in range(MAX_MELDS + 1):
+        total = 1
+        for _ in range(m):
+            total *= n_patterns
+        for code in range(total):
+            x = code
+            ok = True
+            prev = 0
+            for j in range(m):
+                idx[j] = x % n_patterns
+                x //= n_patterns
+                if idx[j] < prev:
+                    ok = False
+                prev = idx[j]
+            if not ok:
+                continue
+            c[:] = 0
+            for j in range(m):
+                p = idx[j]
+                if p < 9:
+                    c[p] += 3
+                else:
+                    r = p - 9
+                    c[r] += 1
+                    c[r + 1] += 1
+                    c[r + 2] += 1
+            for pair in range(-1, 9):
+                if pair >= 0:
+                    c[pair] += 2
+                valid = True
+                key = 0
+                for r in range(9):
+                    if c[r] > 4:
+                        valid = False
+                    key += c[r] * pow5[r]
+                if valid:
+                    out[key, 2 * m + (1 if pair >= 0 else 0)] = True
+                if pair >= 0:
+                    c[pair] -= 2
+    return out
+
+
+@njit
+def _distances(complete: np.ndarray, pow5: np.ndarray) -> np.ndarray:
+    """Per key and target, the least tiles to add to reach a complete target.
+
+    ``dist(H) = |T| - max |H'|`` over sub-multisets ``H' <= H`` that lie below
+    some complete target ``T``; the reachable set is closed downwards first.
+    """
+    n_targets = complete.shape[1]
+    below = complete.copy()
+    digits = np.zeros(9, dtype=np.int64)
+    # Downward closure: H is below a target if H + e_r is (keys grow with e_r).
+    for key in range(NUM_KEYS - 1, -1, -1):
+        x = key
+        for r in range(9):
+            digits[r] = x % 5
+            x //= 5
+        for r in range(9):
+            if digits[r] < 4:
+                up = key + pow5[r]
+                for t in range(n_targets):
+                    if below[up, t]:
+                        below[key, t] = True
+    best = np.zeros((NUM_KEYS, n_targets), dtype=np.int8)  # max |H'| per target
+    for key in range(NUM_KEYS):
+        x = key
+        size = 0
+        for r in range(9):
+            digits[r] = x % 5
+            size += digits[r]
+            x //= 5
+        for t in range(n_targets):
+            if below[key, t]:
+                best[key, t] = size
+            else:
+                b = 0
+                for r in range(9):
+                    if digits[r] > 0:
+                        v = best[key - pow5[r], t]
+                        if v > b:
+                            b = v
+                best[key, t] = b
+    out = np.zeros(NUM_KEYS, dtype=np.uint64)
+    for key in range(NUM_KEYS):
+        packed = np.uint64(0)
+        x = key
+        free = 0
+        one = 0
+        for r in range(9):
+            c = x % 5
+            x //= 5
+            if c >= 2:
+                free += 1
+            if c == 4:
+                free += 1
+            if c == 1 or c == 3:
+                one += 1
+        packed |= np.uint64(free) << np.uint64(40)
+        packed |= np.uint64(one) << np.uint64(48)
+        for t in range(n_targets):
+            size = 3 * (t // 2) + 2 * (t % 2)
+            d = size - best[key, t]
+            packed |= np.uint64(d) << np.uint64(4 * t)
+        out[key] = packed
+    return out
+
+
+@njit
+def _complete_and_waits(complete: np.ndarray, pow5: np.ndarray) -> tuple:
+    """Bit table of natural completeness and the per-key wait masks."""
+    bits = np.zeros(NUM_KEYS // 8 + 1, dtype=np.uint8)
+    natural = np.zeros(NUM_KEYS, dtype=np.bool_)
+    for key in range(NUM_KEYS):
+        x = key
+        size = 0
+        for _ in range(9):
+            size += x % 5
+            x //= 5
+        m = size // 3
+        if m <= MAX_MELDS and size % 3 == 0 and complete[key, 2 * m]:
+            natural[key] = True
+        elif m <= MAX_MELDS and size % 3 == 2 and complete[key, 2 * m + 1]:
+            natural[key] = True
+        if natural[key]:
+            bits[key >> 3] |= np.uint8(1 << (key & 7))
+    waits = np.zeros(NUM_KEYS, dtype=np.uint32)
+    for key in range(NUM_KEYS):
+        x = key
+        size = 0
+        w = 0
+        for r in range(9):
+            d = x % 5
+            x //= 5
+            size += d
+        x = key
+        n_odd = 0
+        odd_rank = 0
+        for r in range(9):
+            d = x % 5
+            x //= 5
+            if d % 2 == 1:
+                n_odd += 1
+                odd_rank = r
+            if d < 4 and natural[key + pow5[r]]:
+                if (size + 1) % 3 == 0:
+                    w |= 1 << r
+                else:
+                    w |= 1 << (r + 9)
+        waits[key] = w | (n_odd << 18) | (odd_rank << 22) | (np.int64(natural[key]) << 26)
+    return bits, waits
+
+
+def build_tables() -> dict[str, np.ndarray]:
+    """Build every table from scratch (about a second once the builders are compiled)."""
+    complete = _mark_complete_configs(POW5)
+    bits, waits = _complete_and_waits(complete, POW5)
+    dist = _distances(complete, POW5)
+    return {"COMPLETE": bits, "WAITS": waits, "DIST": dist}
+
+
+_EXPECTED = {
+    "COMPLETE": (np.uint8, (NUM_KEYS // 8 + 1,)),
+    "WAITS": (np.uint32, (NUM_KEYS,)),
+    "DIST": (np.uint64, (NUM_KEYS,)),
+}
+
+
+def cache_dir() -> Path:
+    """The directory that holds the cached tables."""
+    env = os.environ.get("SICHUAN_ENV_CACHE_DIR")
+    if env:
+        return Path(env)
+    return Path.home() / ".cache" / "sichuan_env"
+
+
+def _load(path: Path) -> dict[str, np.ndarray] | None:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            out = {name: np.ascontiguousarray(data[name]) for name in _EXPECTED}
+    except (OSError, KeyError, ValueError, EOFError):
+        return None
+    for name, (dtype, shape) in _EXPECTED.items():
+        if out[name].dtype != dtype or out[name].shape != shape:
+            return None
+    return out
+
+
+def _save(path: Path, tables: dict[str, np.ndarray]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **tables)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache only costs a rebuild next time
+
+
+def get_tables() -> dict[str, np.ndarray]:
+    """Return the tables, loading them from the disk cache or building them once."""
+    global _tables
+    if _tables is None:
+        with _lock:
+            if _tables is None:
+                path = cache_dir() / f"tables-v{VERSION}.npz"
+                tables = _load(path)
+                if tables is None:
+                    tables = build_tables()
+                    _save(path, tables)
+                _tables = tables
+    return _tables
