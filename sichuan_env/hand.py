@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .kernels import checked as _k
+from .kernels.agari import mask_to_indices as _mask_to_indices
 from .kernels.tables import get_tables
 from .tiles import NUM_TILE_TYPES, SUITS, as_counts, as_counts_batch, suit_index, to_str
 
@@ -27,7 +28,6 @@ _is_win_code = _k.is_win_code
 _waits_code = _k.waits_code
 _shanten_code = _k.shanten_code
 _SHAPE = (NUM_TILE_TYPES,)
-_TILE_INDICES = np.arange(NUM_TILE_TYPES, dtype=np.int64)
 _VOID_CODE = {None: -1, 0: 0, 1: 1, 2: 2, "m": 0, "p": 1, "s": 2}
 
 _SIZE_RULES = {
@@ -106,8 +106,7 @@ def waits(counts: object, void: object = None) -> np.ndarray:
     Raises:
         ValueError: bad counts or void, or a size other than 1, 4, 7, 10, 13.
     """
-    m = waits_mask(counts, void)
-    return _TILE_INDICES[(m >> _TILE_INDICES) & 1 == 1]
+    return _mask_to_indices(waits_mask(counts, void))
 
 
 def shanten(counts: object, void: object = None) -> int:

@@ -160,6 +160,21 @@ def mask_to_row(mask: int, row: np.ndarray) -> None:
         row[t] = (mask >> t) & 1
 
 
+@njit(nogil=False)
+def mask_to_indices(mask: int) -> np.ndarray:
+    """Sorted tile indices of the bits set in a 27-bit mask."""
+    n = 0
+    for t in range(27):
+        n += (mask >> t) & 1
+    out = np.empty(n, dtype=np.int64)
+    j = 0
+    for t in range(27):
+        if (mask >> t) & 1:
+            out[j] = t
+            j += 1
+    return out
+
+
 @njit(parallel=True)
 def waits_batch(counts: np.ndarray, voids: np.ndarray, waits: np.ndarray) -> np.ndarray:
     """``waits_mask`` over ``uint8[N, 27]`` as ``bool[N, 27]`` (``voids``: int8[N])."""

@@ -1,0 +1,59 @@
+"""Integer layouts shared by kernels and their facades: rule slots, melds, win contexts.
+
+Kernels never see Python objects; ``RuleConfig.as_array()`` packs a ruleset
+into ``int64[NUM_RULE_SLOTS]`` in the slot order below.
+"""
+
+from __future__ import annotations
+
+# Rule slots: index into the packed ruleset (RULES.md §9).
+R_DECLARE_VOID = 0
+R_EXCHANGE_THREE = 1
+R_END_ON_FIRST_WIN = 2
+R_FAN_CAP = 3  # 0 = no cap
+R_BASE_POINTS = 4
+R_SELF_DRAW_BONUS = 5  # BONUS_*
+R_KONG_FLOWER_DIRECT_PAYS = 6  # KFD_*
+R_PASS_WIN_RULE = 7
+R_MUST_WIN_LAST_FOUR = 8
+R_HAIDI = 9
+R_JINGOU = 10
+R_DIRECT_KONG_PAYS = 11
+R_ADDED_KONG_PAYS = 12
+R_CONCEALED_KONG_PAYS = 13
+R_FLOWER_PIG_PAYS = 14
+NUM_RULE_SLOTS = 15
+
+BONUS_NONE, BONUS_BASE, BONUS_FAN = 0, 1, 2
+KFD_SELF_DRAW, KFD_DISCARDER = 0, 1
+
+# Meld kinds (a meld is a row (kind, tile)); 0 marks an empty row.
+MELD_NONE = 0
+MELD_PONG = 1
+MELD_KONG = 2  # exposed: a direct kong of a discard, or an added kong on a pong
+MELD_CONCEALED_KONG = 3
+
+# Win context bits.
+CTX_SELF_DRAW = 1
+CTX_AFTER_KONG = 2  # the winning tile is a kong replacement (杠上花 with self-draw)
+CTX_KONG_DISCARD = 4  # the discard was made right after a kong replacement (杠上炮)
+CTX_ROBBING_KONG = 8  # 抢杠胡
+CTX_HEAVENLY = 16  # 天胡
+CTX_EARTHLY = 32  # 地胡
+CTX_LAST_TILE = 64  # 海底: self-draw of the last tile, or a win on the discard after it
+CTX_NO_EXTRAS = 128  # score without any extra fan (查大叫)
+
+# Base patterns (RULES.md §6.1, §10 identifiers) and their fan.
+BASE_NAMES = (
+    "pinghu", "duidui", "qingyise", "yaojiu", "qidui", "qing_duidui", "jiang_duidui",
+    "long_qidui", "qing_qidui", "qing_yaojiu", "qing_long_qidui", "tianhu", "dihu",
+)
+BASE_FAN = (1, 2, 3, 3, 3, 4, 4, 5, 5, 5, 6, 6, 6)
+(PINGHU, DUIDUI, QINGYISE, YAOJIU, QIDUI, QING_DUIDUI, JIANG_DUIDUI, LONG_QIDUI,
+ QING_QIDUI, QING_YAOJIU, QING_LONG_QIDUI, TIANHU, DIHU) = range(13)
+
+# Extra fan bits (RULES.md §6.3), in identifier order.
+EXTRA_NAMES = ("gang_shang_hua", "gang_shang_pao", "qiang_gang", "haidi", "jingou", "zimo")
+X_GANG_SHANG_HUA, X_GANG_SHANG_PAO, X_QIANG_GANG, X_HAIDI, X_JINGOU, X_ZIMO = (
+    1 << i for i in range(6)
+)
