@@ -29,6 +29,7 @@ _waits_code = _k.waits_code
 _shanten_code = _k.shanten_code
 _SHAPE = (NUM_TILE_TYPES,)
 _VOID_CODE = {None: -1, 0: 0, 1: 1, 2: 2, "m": 0, "p": 1, "s": 2}
+_VOID_TYPES = (type(None), int, str)  # exact types: 1.0 and True hash like 1
 
 _SIZE_RULES = {
     "is_win": "3k+2 tiles (2, 5, 8, 11 or 14)",
@@ -41,15 +42,20 @@ def void_code(void: object) -> int:
     """Kernel code of a void argument: -1 for ``None``, else 0..2.
 
     Raises:
-        ValueError: for anything but ``None``, 0, 1, 2, ``"m"``, ``"p"``, ``"s"``.
+        ValueError: for anything but ``None``, 0, 1, 2, ``"m"``, ``"p"``, ``"s"``
+            (numpy integers included; floats and booleans rejected).
     """
-    try:
-        return _VOID_CODE[void]  # type: ignore[index]
-    except (KeyError, TypeError):
-        pass
     if void is None:
         return -1
     return suit_index(void)  # raises ValueError with the accepted values
+
+
+def _void_fast(void: object) -> int:
+    if type(void) in _VOID_TYPES:
+        v = _VOID_CODE.get(void)  # type: ignore[call-overload]
+        if v is not None:
+            return v
+    return void_code(void)
 
 
 def _raise(status: int, counts: np.ndarray, func: str, row: int | None = None) -> None:
@@ -83,10 +89,7 @@ def is_win(counts: object) -> bool:
 
 def waits_mask(counts: object, void: object = None) -> int:
     """The waits of ``waits`` as a 27-bit integer (bit t = tile t)."""
-    try:
-        v = _VOID_CODE[void]  # type: ignore[index]
-    except (KeyError, TypeError):
-        v = void_code(void)
+    v = -1 if void is None else _void_fast(void)
     try:
         r = _waits_code(counts, v, _WAITS)
     except TypeError:
@@ -119,10 +122,7 @@ def shanten(counts: object, void: object = None) -> int:
     Raises:
         ValueError: bad counts or void, or a size that is 3k or above 14.
     """
-    try:
-        v = _VOID_CODE[void]  # type: ignore[index]
-    except (KeyError, TypeError):
-        v = void_code(void)
+    v = -1 if void is None else _void_fast(void)
     try:
         r = _shanten_code(counts, v, _DIST)
     except TypeError:
