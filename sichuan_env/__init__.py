@@ -4,13 +4,21 @@ The public hand API::
 
     from sichuan_env import parse, to_str, is_win, waits, shanten
     from sichuan_env import is_win_batch, waits_batch, shanten_batch
-    from sichuan_env import score_win, best_wait_score, RuleConfig
+    from sichuan_env import score_win, score_win_batch, best_wait_score, RuleConfig
 
 Rules follow ``RULES.md`` (shipped as ``docs/rules.md``).
 """
 
 from .hand import is_win, is_win_batch, shanten, shanten_batch, waits, waits_batch, waits_mask
-from .rules import PRESETS, RuleConfig, WinScore, best_wait_score, score_win
+from .rules import (
+    PRESETS,
+    RuleConfig,
+    WinScore,
+    WinScores,
+    best_wait_score,
+    score_win,
+    score_win_batch,
+)
 from .tiles import parse, tile_index, tile_name, to_str
 
 __version__ = "0.1.0"
@@ -19,12 +27,14 @@ __all__ = [
     "PRESETS",
     "RuleConfig",
     "WinScore",
+    "WinScores",
     "__version__",
     "best_wait_score",
     "is_win",
     "is_win_batch",
     "parse",
     "score_win",
+    "score_win_batch",
     "shanten",
     "shanten_batch",
     "tile_index",

@@ -133,7 +133,8 @@ def shanten(counts: object, void: object = None) -> int:
     return r
 
 
-def _voids_array(void: object, n: int) -> np.ndarray:
+def voids_array(void: object, n: int) -> np.ndarray:
+    """Per-row void codes ``int8[n]`` from one suit (or None) or one code/letter per row."""
     if void is None or isinstance(void, (str, int, np.integer)):
         return np.full(n, void_code(void), dtype=np.int8)
     arr = np.asarray(void)
@@ -152,7 +153,8 @@ def _voids_array(void: object, n: int) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.int8)
 
 
-def _batch(counts: object) -> np.ndarray:
+def as_batch(counts: object) -> np.ndarray:
+    """A batch of count vectors as ``uint8[N, 27]`` (C-contiguous uint8 passes through)."""
     if (
         type(counts) is np.ndarray
         and counts.dtype is _U8
@@ -170,7 +172,7 @@ def is_win_batch(counts: object) -> np.ndarray:
     Raises:
         ValueError: naming the first bad row.
     """
-    c = _batch(counts)
+    c = as_batch(counts)
     out, row, code = _k.is_win_batch_checked(c, _COMPLETE)
     if row >= 0:
         _raise(code, c[row], "is_win", row)
@@ -185,8 +187,8 @@ def waits_batch(counts: object, void: object = None) -> np.ndarray:
     Raises:
         ValueError: naming the first bad row.
     """
-    c = _batch(counts)
-    v = _voids_array(void, c.shape[0])
+    c = as_batch(counts)
+    v = voids_array(void, c.shape[0])
     out, row, code = _k.waits_batch_checked(c, v, _WAITS)
     if row >= 0:
         _raise(code, c[row], "waits", row)
@@ -201,8 +203,8 @@ def shanten_batch(counts: object, void: object = None) -> np.ndarray:
     Raises:
         ValueError: naming the first bad row.
     """
-    c = _batch(counts)
-    v = _voids_array(void, c.shape[0])
+    c = as_batch(counts)
+    v = voids_array(void, c.shape[0])
     out, row, code = _k.shanten_batch_checked(c, v, _DIST)
     if row >= 0:
         _raise(code, c[row], "shanten", row)

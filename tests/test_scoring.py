@@ -293,3 +293,37 @@ def test_score_accepts_arrays_and_indices():
         c[tile_index(t)] += 1
     r = score_win(c, [("pong", tile_index("2p"))])
     assert r is not None and r.base == "pinghu"
+
+
+@settings(max_examples=200)
+@given(st.lists(hand_with_melds(), min_size=1, max_size=20), st.booleans())
+def test_batch_score_equals_single(hms, self_draw):
+    from sichuan_env import score_win_batch
+    from sichuan_env.rules.scoring import MELD_KINDS
+
+    concealed = np.stack([c for c, _ in hms])
+    melds = np.zeros((len(hms), 4, 2), np.int8)
+    for i, (_, ms) in enumerate(hms):
+        for j, (kind, t) in enumerate(ms):
+            melds[i, j] = (MELD_KINDS[kind], t)
+    got = score_win_batch(concealed, melds, self_draw=self_draw, void="s")
+    for i, (c, ms) in enumerate(hms):
+        want = score_win(c, ms, self_draw=self_draw, void="s")
+        if want is None:
+            assert got.fan[i] == -1 and got.points[i] == 0
+        else:
+            assert (got.fan[i], got.roots[i], got.points[i]) == (want.fan, want.roots, want.points)
+
+
+def test_batch_score_errors():
+    from sichuan_env import score_win_batch
+
+    good = np.stack([np.eye(27, dtype=np.uint8)[0] * 0 + np.array(
+        [2] + [0] * 8 + [3, 3, 3, 3] + [0] * 14, dtype=np.uint8)])
+    assert score_win_batch(good).fan.tolist() == [2]  # duidui
+    with pytest.raises(ValueError, match="row 0"):
+        score_win_batch(good[:, ::-1][:, :27] * 0 + np.eye(27, dtype=np.uint8)[:1])
+    with pytest.raises(ValueError, match="shape"):
+        score_win_batch(good, np.zeros((1, 3, 2), np.int8))
+    with pytest.raises(ValueError, match="kind codes"):
+        score_win_batch(good, np.full((1, 4, 2), 7, np.int8))

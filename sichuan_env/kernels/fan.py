@@ -13,6 +13,7 @@ are added and the cap applied. ``melds`` is ``int8[>=n_melds, 2]`` rows of
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from .._jit import njit
@@ -256,3 +257,29 @@ def best_wait(
         if fan > best[0]:
             best = (fan, t, base, roots)
     return best
+
+
+@njit(parallel=True)
+def score_batch(
+    concealed: np.ndarray,
+    melds: np.ndarray,
+    n_melds: np.ndarray,
+    voids: np.ndarray,
+    ctx: np.ndarray,
+    rules: np.ndarray,
+    complete: np.ndarray,
+) -> tuple:
+    """``score`` over N hands: ``fan int8[N]`` (-1 = not a win), ``base int8[N]``,
+    ``roots int8[N]``, ``extras uint8[N]``. ``melds`` is ``int8[N, 4, 2]``."""
+    n = concealed.shape[0]
+    fan = np.empty(n, dtype=np.int8)
+    base = np.empty(n, dtype=np.int8)
+    roots = np.empty(n, dtype=np.int8)
+    extras = np.empty(n, dtype=np.uint8)
+    for i in numba.prange(n):
+        f, b, r, x = score(concealed[i], melds[i], n_melds[i], voids[i], ctx[i], rules, complete)
+        fan[i] = f
+        base[i] = b
+        roots[i] = r
+        extras[i] = x
+    return fan, base, roots, extras

@@ -1,6 +1,14 @@
 """Rule layer: the ruleset config and the fan scorer."""
 
 from .config import PRESETS, RuleConfig
-from .scoring import WinScore, best_wait_score, score_win
+from .scoring import WinScore, WinScores, best_wait_score, score_win, score_win_batch
 
-__all__ = ["PRESETS", "RuleConfig", "WinScore", "best_wait_score", "score_win"]
+__all__ = [
+    "PRESETS",
+    "RuleConfig",
+    "WinScore",
+    "WinScores",
+    "best_wait_score",
+    "score_win",
+    "score_win_batch",
+]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..hand import void_code
+from ..hand import as_batch, void_code, voids_array
 from ..kernels import fan as _fan
 from ..kernels import layout as L
 from ..kernels.tables import get_tables
@@ -195,3 +195,86 @@ def best_wait_score(
     if fan < 0:
         return None
     return int(tile), _win_score(fan, base, roots, 0, rules)
+
+
+@dataclass(frozen=True, slots=True)
+class WinScores:
+    """Batched scores: one entry per hand (``fan == -1``: not a legal win)."""
+
+    fan: np.ndarray
+    """``int8[N]`` total fan after extras and cap, -1 for hands that are not wins."""
+    base: np.ndarray
+    """``int8[N]`` base pattern index into ``BASE_NAMES`` (-1 for non-wins)."""
+    roots: np.ndarray
+    """``int8[N]`` roots counted."""
+    extras: np.ndarray
+    """``uint8[N]`` extra-fan bit set (bit i = ``EXTRA_NAMES[i]``)."""
+    points: np.ndarray
+    """``int64[N]`` points of each win (0 for non-wins)."""
+
+
+BASE_NAMES = L.BASE_NAMES
+EXTRA_NAMES = L.EXTRA_NAMES
+
+
+def score_win_batch(
+    concealed: object,
+    melds: object = None,
+    *,
+    self_draw: object = False,
+    void: object = None,
+    rules: RuleConfig = _DEFAULT_RULES,
+) -> WinScores:
+    """``score_win`` over ``uint8[N, 27]`` concealed parts, parallel over the cores.
+
+    Args:
+        concealed: ``uint8[N, 27]`` concealed parts including the winning tile.
+        melds: None (no melds) or ``int8[N, 4, 2]`` rows ``(kind code, tile)``
+            with kind codes of ``MELD_KINDS`` and 0 for unused rows.
+        self_draw: one flag for all hands or ``bool[N]``.
+        void: one suit for all hands or a code per hand (-1 none, 0..2).
+        rules: the ruleset.
+
+    Raises:
+        ValueError: naming the first bad row.
+    """
+    if not isinstance(rules, RuleConfig):
+        raise ValueError(f"rules must be a RuleConfig, got {type(rules).__name__}")
+    c = as_batch(concealed)
+    n = c.shape[0]
+    if melds is None:
+        m = np.zeros((n, 4, 2), dtype=np.int8)
+    else:
+        m = np.ascontiguousarray(melds)
+        if m.shape != (n, 4, 2) or not np.issubdtype(m.dtype, np.integer):
+            raise ValueError(f"melds must be an integer array of shape ({n}, 4, 2), got {m.shape}")
+        m = m.astype(np.int8)
+    kinds = m[:, :, 0]
+    if n and ((kinds < 0) | (kinds > L.MELD_CONCEALED_KONG)).any():
+        raise ValueError("meld kind codes must be 0 (none), 1 pong, 2 kong, 3 concealed kong")
+    if n and ((m[:, :, 1] < 0) | (m[:, :, 1] > 26)).any():
+        raise ValueError("meld tiles must be indices 0..26")
+    used = kinds > 0
+    if n and (used[:, 1:] & ~used[:, :-1]).any():
+        raise ValueError("melds must fill rows from the first one (kind 0 only at the end)")
+    n_melds = used.sum(axis=1).astype(np.int64)
+    held = c.astype(np.int64)
+    for j in range(4):
+        add = np.where(kinds[:, j] == L.MELD_PONG, 3, np.where(used[:, j], 4, 0))
+        np.add.at(held, (np.arange(n), m[:, j, 1].astype(np.int64)), add)
+    sizes = c.astype(np.int64).sum(axis=1) + 3 * n_melds
+    bad = np.flatnonzero((sizes != 14) | (held > 4).any(axis=1))
+    if bad.size:
+        row = int(bad[0])
+        raise ValueError(
+            f"row {row}: concealed {to_str(c[row])!r} with {int(n_melds[row])} meld(s) is not "
+            "a 14-tile hand with at most 4 copies of each tile"
+        )
+    sd = np.broadcast_to(np.asarray(self_draw, dtype=np.bool_), (n,))
+    ctx = np.where(sd, L.CTX_SELF_DRAW, 0).astype(np.int64)
+    v = voids_array(void, n)
+    fan, base, roots, extras = _fan.score_batch(
+        c, m, n_melds, v, ctx, rules.as_array(), _T["COMPLETE"]
+    )
+    pts = np.where(fan > 0, rules.base_points * (2 ** np.maximum(fan.astype(np.int64) - 1, 0)), 0)
+    return WinScores(fan=fan, base=base, roots=roots, extras=extras, points=pts)

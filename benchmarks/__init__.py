@@ -1,0 +1,1 @@
+"""Throughput and strength benchmarks: scripts that print a table and write JSON."""
