@@ -15,12 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from .kernels import checked as _k
+from .kernels.agari import any_over_four as _any_over_four
 from .kernels.agari import mask_to_indices as _mask_to_indices
 from .kernels.tables import get_tables
 from .tiles import NUM_TILE_TYPES, SUITS, as_counts, as_counts_batch, suit_index, to_str
 
 _T = get_tables()
-_COMPLETE = _T["COMPLETE"]
+_FLAGS = _T["FLAGS"]
 _WAITS = _T["WAITS"]
 _DIST = _T["DIST"]
 _U8 = np.dtype(np.uint8)
@@ -78,10 +79,10 @@ def is_win(counts: object) -> bool:
         ValueError: bad counts, or a size other than 2, 5, 8, 11, 14.
     """
     try:  # fast path: a C-contiguous uint8 vector (the kernel checks the rest)
-        r = _is_win_code(counts, _COMPLETE)
+        r = _is_win_code(counts, _FLAGS)
     except TypeError:
         counts = as_counts(counts)
-        r = _is_win_code(counts, _COMPLETE)
+        r = _is_win_code(counts, _FLAGS)
     if r < 0:
         _raise(r, counts, "is_win")
     return r == 1
@@ -166,16 +167,31 @@ def as_batch(counts: object) -> np.ndarray:
     return as_counts_batch(counts)
 
 
+def _checked_batch(counts: object, func: str) -> np.ndarray:
+    c = as_batch(counts)
+    if c.size and _any_over_four(c.reshape(-1)):
+        row = int(np.flatnonzero((c > 4).any(axis=1))[0])
+        _raise(_k.BAD_COUNT, c[row], func, row)
+    return c
+
+
+def _raise_size(c: np.ndarray, func: str, residues: set[int]) -> None:
+    sizes = c.astype(np.int64).sum(axis=1)
+    ok = np.isin(sizes % 3, list(residues)) & (sizes <= _k.MAX_CONCEALED)
+    row = int(np.flatnonzero(~ok)[0])
+    _raise(_k.BAD_SIZE, c[row], func, row)
+
+
 def is_win_batch(counts: object) -> np.ndarray:
     """``is_win`` over ``uint8[N, 27]`` → ``bool[N]``, parallel over the cores.
 
     Raises:
         ValueError: naming the first bad row.
     """
-    c = as_batch(counts)
-    out, row, code = _k.is_win_batch_checked(c, _COMPLETE)
-    if row >= 0:
-        _raise(code, c[row], "is_win", row)
+    c = _checked_batch(counts, "is_win")
+    out, bad = _k.is_win_batch(c, _FLAGS)
+    if bad:
+        _raise_size(c, "is_win", {2})
     return out
 
 
@@ -187,11 +203,11 @@ def waits_batch(counts: object, void: object = None) -> np.ndarray:
     Raises:
         ValueError: naming the first bad row.
     """
-    c = as_batch(counts)
+    c = _checked_batch(counts, "waits")
     v = voids_array(void, c.shape[0])
-    out, row, code = _k.waits_batch_checked(c, v, _WAITS)
-    if row >= 0:
-        _raise(code, c[row], "waits", row)
+    out, bad = _k.waits_batch(c, v, _WAITS)
+    if bad:
+        _raise_size(c, "waits", {1})
     return out
 
 
@@ -203,9 +219,9 @@ def shanten_batch(counts: object, void: object = None) -> np.ndarray:
     Raises:
         ValueError: naming the first bad row.
     """
-    c = as_batch(counts)
+    c = _checked_batch(counts, "shanten")
     v = voids_array(void, c.shape[0])
-    out, row, code = _k.shanten_batch_checked(c, v, _DIST)
-    if row >= 0:
-        _raise(code, c[row], "shanten", row)
+    out, bad = _k.shanten_batch(c, v, _DIST)
+    if bad:
+        _raise_size(c, "shanten", {1, 2})
     return out

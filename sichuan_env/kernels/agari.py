@@ -4,12 +4,12 @@ Shape only: a concealed part of ``3k + 2`` tiles is complete when it splits
 into ``k`` melds and a pair, or (14 tiles) into seven pairs where four of a
 kind counts as two pairs. Suit and void legality belong to the rules layer.
 Every kernel takes the tables of ``tables.py`` as arguments and trusts its
-input; ``checked.py`` validates for the Python facades.
+input; ``checked.py`` validates for the Python facades and holds the
+batched versions.
 """
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from .._jit import njit
@@ -63,26 +63,63 @@ def scan(counts: np.ndarray) -> tuple:
 
 
 @njit
-def complete_bit(complete: np.ndarray, key: int) -> int:
-    """1 if the suit with this key is complete in its natural form (melds [+ pair])."""
-    return (complete[key >> 3] >> (key & 7)) & 1
+def row_key(c: np.ndarray, i: int, b: int) -> int:
+    """Base-5 key of ``c[i, b:b+9]``: nothing else, so batched loops stay vectorisable."""
+    return (
+        np.int64(c[i, b]) + 5 * np.int64(c[i, b + 1]) + 25 * np.int64(c[i, b + 2])
+        + 125 * np.int64(c[i, b + 3]) + 625 * np.int64(c[i, b + 4])
+        + 3125 * np.int64(c[i, b + 5]) + 15625 * np.int64(c[i, b + 6])
+        + 78125 * np.int64(c[i, b + 7]) + 390625 * np.int64(c[i, b + 8])
+    )
 
 
 @njit
-def win_from_keys(k0: int, k1: int, k2: int, n: int, odd: int, complete: np.ndarray) -> bool:
+def any_over_four(flat: np.ndarray) -> bool:
+    """True if some byte of a C-contiguous ``uint8`` buffer exceeds 4 (8 bytes per step)."""
+    n = flat.shape[0]
+    words = n // 8
+    w = flat[: words * 8].view(np.uint64)
+    three = np.uint64(0x0303030303030303)
+    high = np.uint64(0xF8F8F8F8F8F8F8F8)
+    acc = np.uint64(0)
+    for j in range(words):
+        # a byte b <= 4 keeps b + 3 <= 7; b >= 5 sets a bit of 0xF8 in b + 3 or b
+        acc |= (w[j] + three) | w[j]
+    bad = (acc & high) != 0
+    for j in range(words * 8, n):
+        bad |= flat[j] > 4
+    return bad
+
+
+@njit
+def complete_bit(flags: np.ndarray, key: int) -> int:
+    """1 if the suit with this key is complete in its natural form (melds [+ pair])."""
+    return flags[key] & 1
+
+
+@njit
+def win_from_flags(f0: int, f1: int, f2: int) -> bool:
+    """``is_win`` from the three suits' ``FLAGS`` bytes (size, completeness, evenness)."""
+    n = (f0 >> 2) + (f1 >> 2) + (f2 >> 2)
+    both = f0 & f1 & f2
+    return (n % 3 == 2) & (((both & 1) == 1) | ((n == 14) & ((both & 2) == 2)))
+
+
+@njit
+def win_from_keys(k0: int, k1: int, k2: int, n: int, odd: int, flags: np.ndarray) -> bool:
     """``is_win`` once the suits are scanned (``n`` total tiles, ``odd`` some count odd)."""
     if n < 0 or n % 3 != 2:
         return False
     if n == 14 and odd == 0:
         return True  # seven pairs
-    return (complete_bit(complete, k0) & complete_bit(complete, k1) & complete_bit(complete, k2)) == 1
+    return (flags[k0] & flags[k1] & flags[k2] & 1) == 1
 
 
 @njit
-def is_win(counts: np.ndarray, complete: np.ndarray) -> bool:
+def is_win(counts: np.ndarray, flags: np.ndarray) -> bool:
     """Shape completeness of a ``3k + 2`` concealed part (standard or seven pairs)."""
     k0, k1, k2, n0, n1, n2, odd = scan(counts)
-    return win_from_keys(k0, k1, k2, n0 + n1 + n2, odd, complete)
+    return win_from_keys(k0, k1, k2, n0 + n1 + n2, odd, flags)
 
 
 @njit
@@ -143,16 +180,6 @@ def waits_mask(counts: np.ndarray, void: int, waits: np.ndarray) -> int:
     return waits_from_keys(k0, k1, k2, n0, n1, n2, void, waits)
 
 
-@njit(parallel=True)
-def is_win_batch(counts: np.ndarray, complete: np.ndarray) -> np.ndarray:
-    """``is_win`` over ``uint8[N, 27]``, parallel over cores."""
-    n = counts.shape[0]
-    out = np.empty(n, dtype=np.bool_)
-    for i in numba.prange(n):
-        out[i] = is_win(counts[i], complete)
-    return out
-
-
 @njit
 def mask_to_row(mask: int, row: np.ndarray) -> None:
     """Write a 27-bit tile mask into a ``bool[27]`` row."""
@@ -172,14 +199,4 @@ def mask_to_indices(mask: int) -> np.ndarray:
         if (mask >> t) & 1:
             out[j] = t
             j += 1
-    return out
-
-
-@njit(parallel=True)
-def waits_batch(counts: np.ndarray, voids: np.ndarray, waits: np.ndarray) -> np.ndarray:
-    """``waits_mask`` over ``uint8[N, 27]`` as ``bool[N, 27]`` (``voids``: int8[N])."""
-    n = counts.shape[0]
-    out = np.empty((n, 27), dtype=np.bool_)
-    for i in numba.prange(n):
-        mask_to_row(waits_mask(counts[i], voids[i], waits), out[i])
     return out

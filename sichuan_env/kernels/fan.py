@@ -1,6 +1,6 @@
 """Fan (番) of a win: legality, every reading of the hand, roots, extras, cap.
 
-``score(concealed, melds, n_melds, void, ctx, rules, complete)`` returns
+``score(concealed, melds, n_melds, void, ctx, rules, flags)`` returns
 ``(fan, base, roots, extras)`` with ``fan = -1`` when the hand is not a legal
 win (RULES.md §5): a complete shape, at most two suits over concealed tiles
 and melds, and no tile of the void suit. Otherwise every reading (standard,
@@ -17,7 +17,7 @@ import numba
 import numpy as np
 
 from .._jit import njit
-from .agari import complete_bit, scan, waits_mask
+from .agari import scan, waits_mask
 from .layout import (
     BASE_FAN,
     CTX_AFTER_KONG,
@@ -90,7 +90,7 @@ def score(
     void: int,
     ctx: int,
     rules: np.ndarray,
-    complete: np.ndarray,
+    flags: np.ndarray,
 ) -> tuple:
     """``(fan, base, roots, extras)``; ``fan = -1`` if this is not a legal win."""
     k0, k1, k2, n0, n1, n2, odd = scan(concealed)
@@ -123,7 +123,7 @@ def score(
         return -1, -1, 0, 0
     if void >= 0 and (suits >> void) & 1:
         return -1, -1, 0, 0
-    standard = complete_bit(complete, k0) & complete_bit(complete, k1) & complete_bit(complete, k2)
+    standard = flags[k0] & flags[k1] & flags[k2] & 1
     seven = n_melds == 0 and n == 14 and odd == 0
     if not standard and not seven:
         return -1, -1, 0, 0
@@ -230,7 +230,7 @@ def best_wait(
     n_melds: int,
     void: int,
     rules: np.ndarray,
-    complete: np.ndarray,
+    flags: np.ndarray,
     waits: np.ndarray,
 ) -> tuple:
     """查大叫: the highest-fan win among a ``3k + 1`` hand's waits (RULES.md §7.3).
@@ -252,7 +252,7 @@ def best_wait(
         if held[t] >= 4 or not (shape_waits >> t) & 1:
             continue
         trial[t] += 1
-        fan, base, roots, _ = score(trial, melds, n_melds, void, CTX_NO_EXTRAS, rules, complete)
+        fan, base, roots, _ = score(trial, melds, n_melds, void, CTX_NO_EXTRAS, rules, flags)
         trial[t] -= 1
         if fan > best[0]:
             best = (fan, t, base, roots)
@@ -267,7 +267,7 @@ def score_batch(
     voids: np.ndarray,
     ctx: np.ndarray,
     rules: np.ndarray,
-    complete: np.ndarray,
+    flags: np.ndarray,
 ) -> tuple:
     """``score`` over N hands: ``fan int8[N]`` (-1 = not a win), ``base int8[N]``,
     ``roots int8[N]``, ``extras uint8[N]``. ``melds`` is ``int8[N, 4, 2]``."""
@@ -277,7 +277,7 @@ def score_batch(
     roots = np.empty(n, dtype=np.int8)
     extras = np.empty(n, dtype=np.uint8)
     for i in numba.prange(n):
-        f, b, r, x = score(concealed[i], melds[i], n_melds[i], voids[i], ctx[i], rules, complete)
+        f, b, r, x = score(concealed[i], melds[i], n_melds[i], voids[i], ctx[i], rules, flags)
         fan[i] = f
         base[i] = b
         roots[i] = r

@@ -12,14 +12,13 @@ counts stored in the same word.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from .._jit import njit
 from .agari import scan
 
 VOID_WORD = np.uint64(0xFFFFFFFFF0)
-"""A suit word allowing only the empty target (fields 15 = unreachable, no pair slots)."""
+"""A void suit's word: only the empty target (other fields 15 = unreachable), no pair slots."""
 
 
 @njit
@@ -74,11 +73,14 @@ def seven_pairs_distance(w0: np.uint64, w1: np.uint64, w2: np.uint64) -> int:
 
 
 @njit
-def shanten_from_keys(k0: int, k1: int, k2: int, n: int, void: int, dist: np.ndarray) -> int:
-    """``shanten`` once the suits are scanned (``n`` tiles, 3k+1 or 3k+2)."""
-    w0 = VOID_WORD if void == 0 else dist[k0]
-    w1 = VOID_WORD if void == 1 else dist[k1]
-    w2 = VOID_WORD if void == 2 else dist[k2]
+def shanten_from_words(w0: np.uint64, w1: np.uint64, w2: np.uint64, n: int, void: int) -> int:
+    """``shanten`` from the suits' ``DIST`` words (``n`` tiles, 3k+1 or 3k+2)."""
+    if void == 0:
+        w0 = VOID_WORD
+    elif void == 1:
+        w1 = VOID_WORD
+    elif void == 2:
+        w2 = VOID_WORD
     melds = (n - 1) // 3
     # literal meld counts let LLVM unroll the split loops (4x faster than a runtime bound)
     if melds == 4:
@@ -105,14 +107,4 @@ def shanten(counts: np.ndarray, void: int, dist: np.ndarray) -> int:
     ``void`` is 0..2, or -1 for plain shanten.
     """
     k0, k1, k2, n0, n1, n2, _ = scan(counts)
-    return shanten_from_keys(k0, k1, k2, n0 + n1 + n2, void, dist)
-
-
-@njit(parallel=True)
-def shanten_batch(counts: np.ndarray, voids: np.ndarray, dist: np.ndarray) -> np.ndarray:
-    """``shanten`` over ``uint8[N, 27]`` as ``int8[N]`` (``voids``: int8[N])."""
-    n = counts.shape[0]
-    out = np.empty(n, dtype=np.int8)
-    for i in numba.prange(n):
-        out[i] = shanten(counts[i], voids[i], dist)
-    return out
+    return shanten_from_words(dist[k0], dist[k1], dist[k2], n0 + n1 + n2, void)

@@ -4,23 +4,26 @@ One suit of a hand is nine counts 0..4, keyed in base 5:
 ``key = c[0] + 5*c[1] + ... + 5**8 * c[8]`` (``NUM_KEYS = 5**9`` keys). The
 tables answer, per key, everything the hand kernels need:
 
-``COMPLETE`` (``uint8[NUM_KEYS // 8 + 1]``, one bit per key)
-    The suit splits into melds (triplets, same-suit runs), plus exactly one
-    pair when its tile count is ``3k + 2``. Counts of ``3k + 1`` are never
-    complete. 244 KB, so it stays in the L2 cache.
+``FLAGS`` (``uint8[NUM_KEYS]``)
+    Bit 0: the suit splits into melds (triplets, same-suit runs), plus
+    exactly one pair when its tile count is ``3k + 2`` (counts of ``3k + 1``
+    are never complete); bit 1: every count is even (seven pairs); bits
+    2..7: the suit's tile count. One byte per key, so batched kernels need
+    no per-tile work beyond the key itself.
 ``WAITS`` (``uint32[NUM_KEYS]``)
     Bits 0..8: ranks ``r`` (with ``c[r] < 4``) whose addition makes the suit
     melds only; bits 9..17: ranks whose addition makes it melds + one pair;
     bits 18..21: how many ranks have an odd count; bits 22..25: the highest
     such rank (for seven-pairs waits); bit 26: the suit is complete as it is
-    (the ``COMPLETE`` bit, repeated so that waits read one table).
+    (``FLAGS`` bit 0, repeated so that waits read one table).
 ``DIST`` (``uint64[NUM_KEYS]``)
     4-bit field ``2*m + p`` (bits ``8m + 4p``; ``m`` = 0..4 melds, ``p`` = 0/1
     pair) is the least number of tiles that must be added to the suit (each
     count stays <= 4) to contain ``m`` melds and ``p`` pairs: the exact
     per-suit distance that shanten adds up over suits. Bits 40..44 count the
     suit's free seven-pairs slots (a pair held; a quad gives two), bits
-    48..51 the slots one tile away (a single, or a triplet's second pair).
+    48..51 the slots one tile away (a single, or a triplet's second pair),
+    bits 56..61 the suit's tile count.
 
 Building takes about a second. The result is stored as ``tables-v{VERSION}.npz``
 in ``$SICHUAN_ENV_CACHE_DIR`` (default ``~/.cache/sichuan_env``); a missing,
@@ -39,7 +42,7 @@ import numpy as np
 
 from .._jit import njit
 
-VERSION = 4
+VERSION = 6
 """Bump when the layout or content of a table changes (invalidates the cache)."""
 NUM_KEYS = 5**9
 """Number of per-suit keys."""
@@ -152,8 +155,10 @@ def _distances(complete: np.ndarray, pow5: np.ndarray) -> np.ndarray:
         x = key
         free = 0
         one = 0
+        size_of = 0
         for r in range(9):
             c = x % 5
+            size_of += c
             x //= 5
             if c >= 2:
                 free += 1
@@ -163,6 +168,7 @@ def _distances(complete: np.ndarray, pow5: np.ndarray) -> np.ndarray:
                 one += 1
         packed |= np.uint64(free) << np.uint64(40)
         packed |= np.uint64(one) << np.uint64(48)
+        packed |= np.uint64(size_of) << np.uint64(56)
         for t in range(n_targets):
             size = 3 * (t // 2) + 2 * (t % 2)
             d = size - best[key, t]
@@ -173,22 +179,25 @@ def _distances(complete: np.ndarray, pow5: np.ndarray) -> np.ndarray:
 
 @njit
 def _complete_and_waits(complete: np.ndarray, pow5: np.ndarray) -> tuple:
-    """Bit table of natural completeness and the per-key wait masks."""
-    bits = np.zeros(NUM_KEYS // 8 + 1, dtype=np.uint8)
+    """Per-key flags (complete, all even, size) and wait masks."""
+    flags = np.zeros(NUM_KEYS, dtype=np.uint8)
     natural = np.zeros(NUM_KEYS, dtype=np.bool_)
     for key in range(NUM_KEYS):
         x = key
         size = 0
+        even = 1
         for _ in range(9):
-            size += x % 5
+            d = x % 5
+            size += d
+            if d % 2:
+                even = 0
             x //= 5
         m = size // 3
         if m <= MAX_MELDS and size % 3 == 0 and complete[key, 2 * m]:
             natural[key] = True
         elif m <= MAX_MELDS and size % 3 == 2 and complete[key, 2 * m + 1]:
             natural[key] = True
-        if natural[key]:
-            bits[key >> 3] |= np.uint8(1 << (key & 7))
+        flags[key] = np.uint8(np.int64(natural[key]) | (even << 1) | (size << 2))
     waits = np.zeros(NUM_KEYS, dtype=np.uint32)
     for key in range(NUM_KEYS):
         x = key
@@ -213,19 +222,19 @@ def _complete_and_waits(complete: np.ndarray, pow5: np.ndarray) -> tuple:
                 else:
                     w |= 1 << (r + 9)
         waits[key] = w | (n_odd << 18) | (odd_rank << 22) | (np.int64(natural[key]) << 26)
-    return bits, waits
+    return flags, waits
 
 
 def build_tables() -> dict[str, np.ndarray]:
     """Build every table from scratch (about a second once the builders are compiled)."""
     complete = _mark_complete_configs(POW5)
-    bits, waits = _complete_and_waits(complete, POW5)
+    flags, waits = _complete_and_waits(complete, POW5)
     dist = _distances(complete, POW5)
-    return {"COMPLETE": bits, "WAITS": waits, "DIST": dist}
+    return {"FLAGS": flags, "WAITS": waits, "DIST": dist}
 
 
 _EXPECTED = {
-    "COMPLETE": (np.uint8, (NUM_KEYS // 8 + 1,)),
+    "FLAGS": (np.uint8, (NUM_KEYS,)),
     "WAITS": (np.uint32, (NUM_KEYS,)),
     "DIST": (np.uint64, (NUM_KEYS,)),
 }

@@ -161,7 +161,7 @@ def score_win(
         | L.CTX_LAST_TILE * bool(last_tile)
     )
     fan, base, roots, extras = _fan.score(
-        counts, packed, n_melds, void_code(void), ctx, rules.as_array(), _T["COMPLETE"]
+        counts, packed, n_melds, void_code(void), ctx, rules.as_array(), _T["FLAGS"]
     )
     if fan < 0:
         return None
@@ -190,7 +190,7 @@ def best_wait_score(
         raise ValueError(f"rules must be a RuleConfig, got {type(rules).__name__}")
     counts, packed, n_melds = _prepare(concealed, melds, 13)
     fan, tile, base, roots = _fan.best_wait(
-        counts, packed, n_melds, void_code(void), rules.as_array(), _T["COMPLETE"], _T["WAITS"]
+        counts, packed, n_melds, void_code(void), rules.as_array(), _T["FLAGS"], _T["WAITS"]
     )
     if fan < 0:
         return None
@@ -274,7 +274,7 @@ def score_win_batch(
     ctx = np.where(sd, L.CTX_SELF_DRAW, 0).astype(np.int64)
     v = voids_array(void, n)
     fan, base, roots, extras = _fan.score_batch(
-        c, m, n_melds, v, ctx, rules.as_array(), _T["COMPLETE"]
+        c, m, n_melds, v, ctx, rules.as_array(), _T["FLAGS"]
     )
     pts = np.where(fan > 0, rules.base_points * (2 ** np.maximum(fan.astype(np.int64) - 1, 0)), 0)
     return WinScores(fan=fan, base=base, roots=roots, extras=extras, points=pts)
