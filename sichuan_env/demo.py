@@ -59,11 +59,18 @@ def main(argv: list[str] | None = None) -> None:
             print(f"  {concealed:<22} {meld_text:<22} {how:<22} {'-':>3}  not a win")
         else:
             extras = f" + {', '.join(r.extras)}" if r.extras else ""
-            print(f"  {concealed:<22} {meld_text:<22} {how:<22} {r.fan:>3}  "
-                  f"{r.base}, roots {r.roots}{extras} -> {r.points} pt")
+            print(
+                f"  {concealed:<22} {meld_text:<22} {how:<22} {r.fan:>3}  "
+                f"{r.base}, roots {r.roots}{extras} -> {r.points} pt"
+            )
 
     print("\nWaits, shanten and 查大叫 (void suit s):")
-    for text in ("1112345678999m", "123m345m222p999p6p", "1111m9999m44p66p8p", "147m258p369m1p2p3p5p"):
+    for text in (
+        "1112345678999m",
+        "123m345m222p999p6p",
+        "1111m9999m44p66p8p",
+        "147m258p369m1p2p3p5p",
+    ):
         h = parse(text)
         w = " ".join(tile_name(int(t)) for t in waits(h, "s")) or "-"
         best = best_wait_score(h, void="s")
@@ -87,7 +94,9 @@ def main(argv: list[str] | None = None) -> None:
         dt = time.perf_counter() - t0
         summary = {
             "is_win": lambda o: f"{int(o.sum())} complete",
-            "shanten": lambda o: "shanten histogram " + str(np.bincount(o.astype(np.int64) + 1).tolist()),
+            "shanten": lambda o: (
+                "shanten histogram " + str(np.bincount(o.astype(np.int64) + 1).tolist())
+            ),
             "waits": lambda o: f"{int(o.any(axis=1).sum())} tenpai",
         }[name](out)
         print(f"  {name:<8} {n / dt / 1e6:7.1f} M hands/s   {summary}")

@@ -40,7 +40,9 @@ def tile_index(tile: str | int) -> int:
         if len(t) == 2 and t[0] in "123456789" and t[1] in SUITS:
             return SUITS.index(t[1]) * 9 + int(t[0]) - 1
         raise ValueError(f"{tile!r} is not one tile (expected e.g. '5p')")
-    raise ValueError(f"a tile must be a string like '5p' or an index 0..26, not {type(tile).__name__}")
+    raise ValueError(
+        f"a tile must be a string like '5p' or an index 0..26, not {type(tile).__name__}"
+    )
 
 
 def tile_name(index: int) -> str:
@@ -82,13 +84,17 @@ def parse(notation: str) -> np.ndarray:
             pending.append(int(ch))
         elif ch in SUITS:
             if not pending:
-                raise ValueError(f"{notation!r}: suit letter {ch!r} at position {pos} has no digits")
+                raise ValueError(
+                    f"{notation!r}: suit letter {ch!r} at position {pos} has no digits"
+                )
             base = SUITS.index(ch) * 9
             for rank in pending:
                 counts[base + rank - 1] += 1
             pending = []
         elif ch == "0":
-            raise ValueError(f"{notation!r}: rank 0 at position {pos} (ranks are 1..9; no red fives)")
+            raise ValueError(
+                f"{notation!r}: rank 0 at position {pos} (ranks are 1..9; no red fives)"
+            )
         else:
             raise ValueError(f"{notation!r}: unknown character {ch!r} at position {pos}")
     if pending:

@@ -8,7 +8,7 @@ targets, fan by scoring every decomposition of the hand.
 from __future__ import annotations
 
 import itertools
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -73,7 +73,7 @@ def waits(counts, void: int | None = None) -> list[int]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _suit_targets(melds: int, pair: int) -> np.ndarray:
     """All 9-count suit configurations of exactly `melds` melds and `pair` pairs (counts <= 4)."""
     configs = set()
@@ -137,7 +137,9 @@ def shanten(counts, void: int | None = None) -> int:
             for k in range(8):
                 if dp[k] >= inf:
                     continue
-                options = [(0, 0)] if (void is not None and t // 9 == void) else [(0, 0), (1, 2), (2, 4)]
+                options = (
+                    [(0, 0)] if (void is not None and t // 9 == void) else [(0, 0), (1, 2), (2, 4)]
+                )
                 for slots, copies in options:
                     if k + slots <= 7:
                         cost = dp[k] + max(0, copies - int(h[t]))
@@ -148,16 +150,41 @@ def shanten(counts, void: int | None = None) -> int:
 
 
 BASE_FAN = {
-    "pinghu": 1, "duidui": 2, "qingyise": 3, "yaojiu": 3, "qidui": 3, "qing_duidui": 4,
-    "jiang_duidui": 4, "long_qidui": 5, "qing_qidui": 5, "qing_yaojiu": 5,
-    "qing_long_qidui": 6, "tianhu": 6, "dihu": 6,
+    "pinghu": 1,
+    "duidui": 2,
+    "qingyise": 3,
+    "yaojiu": 3,
+    "qidui": 3,
+    "qing_duidui": 4,
+    "jiang_duidui": 4,
+    "long_qidui": 5,
+    "qing_qidui": 5,
+    "qing_yaojiu": 5,
+    "qing_long_qidui": 6,
+    "tianhu": 6,
+    "dihu": 6,
 }
 ORDER = list(BASE_FAN)
 
 
-def score(concealed, melds=(), *, self_draw=False, after_kong=False, kong_discard=False,
-          robbing_kong=False, heavenly=False, earthly=False, last_tile=False, void=None,
-          fan_cap=None, haidi=False, jingou=False, zimo_fan=False, extras=True):
+def score(
+    concealed,
+    melds=(),
+    *,
+    self_draw=False,
+    after_kong=False,
+    kong_discard=False,
+    robbing_kong=False,
+    heavenly=False,
+    earthly=False,
+    last_tile=False,
+    void=None,
+    fan_cap=None,
+    haidi=False,
+    jingou=False,
+    zimo_fan=False,
+    extras=True,
+):
     """(fan, base, roots, extras) or None; melds are (kind, tile index) with kind in
     pong/kong/concealed_kong. Every decomposition is a reading; the best total wins."""
     c = [int(x) for x in concealed]

@@ -111,6 +111,8 @@ def hand_with_melds(draw, concealed_size: int = 14):
         c = None
     if c is None:
         pool = [t for t in range(27) if t // 9 in suits for _ in range(4 - held[t])]
-        picks = draw(st.lists(st.integers(0, len(pool) - 1), min_size=need, max_size=need, unique=True))
+        picks = draw(
+            st.lists(st.integers(0, len(pool) - 1), min_size=need, max_size=need, unique=True)
+        )
         c = np.bincount([pool[i] for i in picks], minlength=27)
     return c.astype(np.uint8), melds

@@ -76,11 +76,11 @@ def test_batch_equals_single():
     h13 = np.stack([h for h in hands if h.sum() % 3 == 1])
     v13 = voids[: len(h13)]
     got = waits_batch(h13, v13)
-    for row, h, v in zip(got, h13, v13):
+    for row, h, v in zip(got, h13, v13, strict=True):
         assert np.flatnonzero(row).tolist() == list(waits(h, None if v < 0 else int(v)))
     allh = np.stack(hands)
     assert shanten_batch(allh, voids).tolist() == [
-        shanten(h, None if v < 0 else int(v)) for h, v in zip(allh, voids)
+        shanten(h, None if v < 0 else int(v)) for h, v in zip(allh, voids, strict=True)
     ]
     assert shanten_batch(allh, "p").tolist() == [shanten(h, "p") for h in allh]
 

@@ -81,8 +81,13 @@ def test_presets():
 
 
 def test_packed_array():
-    rules = RuleConfig(fan_cap=5, self_draw_bonus="base", kong_flower_direct_pays="discarder",
-                       base_points=3, jingou=True)
+    rules = RuleConfig(
+        fan_cap=5,
+        self_draw_bonus="base",
+        kong_flower_direct_pays="discarder",
+        base_points=3,
+        jingou=True,
+    )
     arr = rules.as_array()
     assert arr.dtype == np.int64 and arr.shape == (L.NUM_RULE_SLOTS,)
     assert arr[L.R_FAN_CAP] == 5
@@ -92,3 +97,5 @@ def test_packed_array():
     assert arr[L.R_JINGOU] == 1 and arr[L.R_HAIDI] == 0
     assert RuleConfig().as_array()[L.R_FAN_CAP] == 0
     assert not arr.flags.writeable
+    with pytest.raises(ValueError):
+        arr[0] = 5

@@ -21,7 +21,11 @@ def _imports(path: Path) -> list[str]:
             base = parts[: len(parts) - node.level]
             target = ".".join(base + ([node.module] if node.module else []))
             out.append(target)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("sichuan_env."):
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.module.startswith("sichuan_env.")
+        ):
             out.append(node.module.removeprefix("sichuan_env."))
     return out
 

@@ -174,7 +174,8 @@ def test_best_wait_score():
     assert best_wait_score("123m456m789m1p2s3s5s") is None
     # no extra fan, even with jingou and self-draw fan on
     tile, r = best_wait_score(
-        "3m", [("pong", "1m"), ("pong", "5m"), ("pong", "7m"), ("pong", "9m")],
+        "3m",
+        [("pong", "1m"), ("pong", "5m"), ("pong", "7m"), ("pong", "9m")],
         rules=RuleConfig(jingou=True, self_draw_bonus="fan"),
     )
     assert r.extras == () and r.base == "qing_duidui"
@@ -208,11 +209,23 @@ def _ref_melds(melds):
 )
 def test_score_matches_reference(hm, void, ctx, cap, extras_on):
     concealed, melds = hm
-    rules = RuleConfig(fan_cap=cap, haidi=extras_on, jingou=extras_on,
-                       self_draw_bonus="fan" if extras_on else "none")
+    rules = RuleConfig(
+        fan_cap=cap,
+        haidi=extras_on,
+        jingou=extras_on,
+        self_draw_bonus="fan" if extras_on else "none",
+    )
     got = score_win(concealed, melds, void=void, rules=rules, **ctx)
-    want = R.score(concealed, _ref_melds(melds), void=void, fan_cap=cap, haidi=extras_on,
-                   jingou=extras_on, zimo_fan=extras_on, **ctx)
+    want = R.score(
+        concealed,
+        _ref_melds(melds),
+        void=void,
+        fan_cap=cap,
+        haidi=extras_on,
+        jingou=extras_on,
+        zimo_fan=extras_on,
+        **ctx,
+    )
     if want is None:
         assert got is None
     else:
@@ -318,8 +331,12 @@ def test_batch_score_equals_single(hms, self_draw):
 def test_batch_score_errors():
     from sichuan_env import score_win_batch
 
-    good = np.stack([np.eye(27, dtype=np.uint8)[0] * 0 + np.array(
-        [2] + [0] * 8 + [3, 3, 3, 3] + [0] * 14, dtype=np.uint8)])
+    good = np.stack(
+        [
+            np.eye(27, dtype=np.uint8)[0] * 0
+            + np.array([2] + [0] * 8 + [3, 3, 3, 3] + [0] * 14, dtype=np.uint8)
+        ]
+    )
     assert score_win_batch(good).fan.tolist() == [2]  # duidui
     with pytest.raises(ValueError, match="row 0"):
         score_win_batch(good[:, ::-1][:, :27] * 0 + np.eye(27, dtype=np.uint8)[:1])

@@ -17,7 +17,7 @@ def _key(ranks: str) -> int:
 
 def test_spot_checks():
     t = tables.get_tables()
-    bit = lambda k: t["FLAGS"][k] & 1  # noqa: E731
+    bit = lambda k: t["FLAGS"][k] & 1
     assert bit(_key("")) == 1
     assert bit(_key("123")) == 1
     assert bit(_key("11")) == 1
@@ -40,11 +40,15 @@ def test_cache_round_trip_and_corruption(tmp_path):
     import os
 
     env = {**os.environ, **env}
-    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    first = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
     files = list(tmp_path.glob("tables-v*.npz"))
     assert len(files) == 1
     files[0].write_bytes(b"not a numpy file")
-    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    second = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
     assert first.stdout == second.stdout
     assert np.load(files[0])["WAITS"].shape == (tables.NUM_KEYS,)
 
@@ -56,7 +60,9 @@ def test_unwritable_cache_dir_still_works(tmp_path):
     target.write_text("x")
     env = {**os.environ, "SICHUAN_ENV_CACHE_DIR": str(target / "sub")}
     code = "from sichuan_env import is_win; print(is_win('11m'))"
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "True"
 
 

@@ -34,8 +34,15 @@ def _suit_key(c: np.ndarray, b: int) -> tuple:
     x7 = np.int64(c[b + 7])
     x8 = np.int64(c[b + 8])
     key = (
-        x0 + 5 * x1 + 25 * x2 + 125 * x3 + 625 * x4
-        + 3125 * x5 + 15625 * x6 + 78125 * x7 + 390625 * x8
+        x0
+        + 5 * x1
+        + 25 * x2
+        + 125 * x3
+        + 625 * x4
+        + 3125 * x5
+        + 15625 * x6
+        + 78125 * x7
+        + 390625 * x8
     )
     n = x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7 + x8
     # x + 3 >= 8 exactly when x > 4
@@ -66,10 +73,15 @@ def scan(counts: np.ndarray) -> tuple:
 def row_key(c: np.ndarray, i: int, b: int) -> int:
     """Base-5 key of ``c[i, b:b+9]``: nothing else, so batched loops stay vectorisable."""
     return (
-        np.int64(c[i, b]) + 5 * np.int64(c[i, b + 1]) + 25 * np.int64(c[i, b + 2])
-        + 125 * np.int64(c[i, b + 3]) + 625 * np.int64(c[i, b + 4])
-        + 3125 * np.int64(c[i, b + 5]) + 15625 * np.int64(c[i, b + 6])
-        + 78125 * np.int64(c[i, b + 7]) + 390625 * np.int64(c[i, b + 8])
+        np.int64(c[i, b])
+        + 5 * np.int64(c[i, b + 1])
+        + 25 * np.int64(c[i, b + 2])
+        + 125 * np.int64(c[i, b + 3])
+        + 625 * np.int64(c[i, b + 4])
+        + 3125 * np.int64(c[i, b + 5])
+        + 15625 * np.int64(c[i, b + 6])
+        + 78125 * np.int64(c[i, b + 7])
+        + 390625 * np.int64(c[i, b + 8])
     )
 
 
@@ -136,8 +148,14 @@ def _suit_waits(w: np.uint32, residue: int, others_complete: int) -> int:
 
 @njit
 def waits_from_keys(
-    k0: int, k1: int, k2: int, n0: int, n1: int, n2: int,
-    void: int, waits: np.ndarray,
+    k0: int,
+    k1: int,
+    k2: int,
+    n0: int,
+    n1: int,
+    n2: int,
+    void: int,
+    waits: np.ndarray,
 ) -> int:
     """``waits_mask`` once the suits are scanned."""
     n = n0 + n1 + n2

@@ -20,6 +20,7 @@ from .._jit import njit
 from .agari import scan, waits_mask
 from .layout import (
     BASE_FAN,
+    BONUS_FAN,
     CTX_AFTER_KONG,
     CTX_EARTHLY,
     CTX_HEAVENLY,
@@ -32,6 +33,7 @@ from .layout import (
     DUIDUI,
     JIANG_DUIDUI,
     LONG_QIDUI,
+    MELD_CONCEALED_KONG,
     MELD_PONG,
     PINGHU,
     QIDUI,
@@ -46,7 +48,6 @@ from .layout import (
     R_JINGOU,
     R_SELF_DRAW_BONUS,
     TIANHU,
-    BONUS_FAN,
     X_GANG_SHANG_HUA,
     X_GANG_SHANG_PAO,
     X_HAIDI,
@@ -92,32 +93,30 @@ def score(
     rules: np.ndarray,
     flags: np.ndarray,
 ) -> tuple:
-    """``(fan, base, roots, extras)``; ``fan = -1`` if this is not a legal win."""
+    """``(fan, base, roots, extras)``; ``fan = -1`` if this is not a legal win.
+
+    Trusts its input (``score_code`` validates); allocates nothing.
+    """
     k0, k1, k2, n0, n1, n2, odd = scan(concealed)
     n = n0 + n1 + n2
     if n < 0 or n != 14 - 3 * n_melds:
         return -1, -1, 0, 0
-    # totals over concealed tiles and melds; suits present; void tiles
-    total = np.zeros(27, dtype=np.int64)
-    for t in range(27):
-        total[t] = concealed[t]
+    # suits present, roots and meld shapes; a meld's tile is never also a
+    # concealed quad (at most 4 copies), so roots split cleanly
+    suits = np.int64(n0 > 0) | (np.int64(n1 > 0) << 1) | (np.int64(n2 > 0) << 2)
+    roots = 0
     meld_terminal = True
     meld_258 = True
     for j in range(n_melds):
-        kind = melds[j, 0]
         t = melds[j, 1]
-        total[t] += 3 if kind == MELD_PONG else 4
+        suits |= 1 << (t // 9)
+        if concealed[t] + (3 if melds[j, 0] == MELD_PONG else 4) == 4:
+            roots += 1
         rank = t % 9
         if rank != 0 and rank != 8:
             meld_terminal = False
         if rank != 1 and rank != 4 and rank != 7:
             meld_258 = False
-    suits = 0
-    for s in range(3):
-        for r in range(9):
-            if total[9 * s + r]:
-                suits |= 1 << s
-                break
     n_suits = (suits & 1) + ((suits >> 1) & 1) + ((suits >> 2) & 1)
     if n_suits > 2:
         return -1, -1, 0, 0
@@ -129,14 +128,11 @@ def score(
         return -1, -1, 0, 0
 
     qing = n_suits == 1
-    roots = 0
     quads = 0
     pairs = 0
     singles_or_quads = 0
     all_258 = meld_258
     for t in range(27):
-        if total[t] == 4:
-            roots += 1
         c = concealed[t]
         if c == 4:
             quads += 1
@@ -146,10 +142,10 @@ def score(
             singles_or_quads += 1
         if c and t % 9 != 1 and t % 9 != 4 and t % 9 != 7:
             all_258 = False
+    roots += quads
 
     best_base = -1
     best_total = -1
-
     # candidates in table order; a later one replaces only a strictly better
     # total, or an equal total with a higher base fan
     for cand in range(13):
@@ -217,6 +213,46 @@ def score(
     return fan, best_base, roots_counted, extras
 
 
+BAD_COUNT = -2
+"""``score_code``: a concealed count above 4, or more than 4 copies with the melds."""
+BAD_SIZE = -3
+"""``score_code``: not 27 counts, or not ``size - 3 * n_melds`` concealed tiles."""
+BAD_MELD = -4
+"""``score_code``: an unknown meld kind or a meld tile outside 0..26."""
+
+
+@njit(nogil=False)
+def score_code(
+    concealed: np.ndarray,
+    melds: np.ndarray,
+    n_melds: int,
+    void: int,
+    ctx: int,
+    rules: np.ndarray,
+    flags: np.ndarray,
+) -> tuple:
+    """``score`` after validating everything; ``fan`` is a negative status on bad input."""
+    if concealed.shape[0] != 27 or n_melds < 0 or n_melds > 4 or melds.shape[0] < n_melds:
+        return BAD_SIZE, -1, 0, 0
+    _, _, _, n0, n1, n2, _ = scan(concealed)
+    if n0 < 0:
+        return BAD_COUNT, -1, 0, 0
+    if n0 + n1 + n2 != 14 - 3 * n_melds:
+        return BAD_SIZE, -1, 0, 0
+    for j in range(n_melds):
+        kind = melds[j, 0]
+        t = melds[j, 1]
+        if kind < MELD_PONG or kind > MELD_CONCEALED_KONG or t < 0 or t > 26:
+            return BAD_MELD, -1, 0, 0
+        held = np.int64(concealed[t]) + (3 if kind == MELD_PONG else 4)
+        for i in range(j):
+            if melds[i, 1] == t:
+                held += 3
+        if held > 4:
+            return BAD_COUNT, -1, 0, 0
+    return score(concealed, melds, n_melds, void, ctx, rules, flags)
+
+
 @njit
 def points(fan: int, rules: np.ndarray) -> int:
     """``base_points * 2 ** (fan - 1)`` (RULES.md §6)."""
@@ -269,8 +305,11 @@ def score_batch(
     rules: np.ndarray,
     flags: np.ndarray,
 ) -> tuple:
-    """``score`` over N hands: ``fan int8[N]`` (-1 = not a win), ``base int8[N]``,
-    ``roots int8[N]``, ``extras uint8[N]``. ``melds`` is ``int8[N, 4, 2]``."""
+    """``score`` over N hands, parallel over the cores.
+
+    Returns ``fan int8[N]`` (-1 = not a win), ``base int8[N]``, ``roots int8[N]``
+    and ``extras uint8[N]``; ``melds`` is ``int8[N, 4, 2]``.
+    """
     n = concealed.shape[0]
     fan = np.empty(n, dtype=np.int8)
     base = np.empty(n, dtype=np.int8)

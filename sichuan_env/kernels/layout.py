@@ -45,12 +45,36 @@ CTX_NO_EXTRAS = 128  # score without any extra fan (查大叫)
 
 # Base patterns (RULES.md §6.1, §10 identifiers) and their fan.
 BASE_NAMES = (
-    "pinghu", "duidui", "qingyise", "yaojiu", "qidui", "qing_duidui", "jiang_duidui",
-    "long_qidui", "qing_qidui", "qing_yaojiu", "qing_long_qidui", "tianhu", "dihu",
+    "pinghu",
+    "duidui",
+    "qingyise",
+    "yaojiu",
+    "qidui",
+    "qing_duidui",
+    "jiang_duidui",
+    "long_qidui",
+    "qing_qidui",
+    "qing_yaojiu",
+    "qing_long_qidui",
+    "tianhu",
+    "dihu",
 )
 BASE_FAN = (1, 2, 3, 3, 3, 4, 4, 5, 5, 5, 6, 6, 6)
-(PINGHU, DUIDUI, QINGYISE, YAOJIU, QIDUI, QING_DUIDUI, JIANG_DUIDUI, LONG_QIDUI,
- QING_QIDUI, QING_YAOJIU, QING_LONG_QIDUI, TIANHU, DIHU) = range(13)
+(
+    PINGHU,
+    DUIDUI,
+    QINGYISE,
+    YAOJIU,
+    QIDUI,
+    QING_DUIDUI,
+    JIANG_DUIDUI,
+    LONG_QIDUI,
+    QING_QIDUI,
+    QING_YAOJIU,
+    QING_LONG_QIDUI,
+    TIANHU,
+    DIHU,
+) = range(13)
 
 # Extra fan bits (RULES.md §6.3), in identifier order.
 EXTRA_NAMES = ("gang_shang_hua", "gang_shang_pao", "qiang_gang", "haidi", "jingou", "zimo")

@@ -53,8 +53,7 @@ def standard_distance(w0: np.uint64, w1: np.uint64, w2: np.uint64, melds: int) -
             m2 = melds - m0 - m1
             x = a0[m0] + a1[m1]
             d = min(b0[m0] + a1[m1] + a2[m2], x + b2[m2], a0[m0] + b1[m1] + a2[m2])
-            if d < best:
-                best = d
+            best = min(best, d)
     return best
 
 
@@ -95,8 +94,7 @@ def shanten_from_words(w0: np.uint64, w1: np.uint64, w2: np.uint64, n: int, void
         best = standard_distance(w0, w1, w2, 0)
     if n >= 13:
         qd = seven_pairs_distance(w0, w1, w2)
-        if qd < best:
-            best = qd
+        best = min(best, qd)
     return best - 1
 
 

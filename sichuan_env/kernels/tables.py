@@ -146,8 +146,7 @@ def _distances(complete: np.ndarray, pow5: np.ndarray) -> np.ndarray:
                 for r in range(9):
                     if digits[r] > 0:
                         v = best[key - pow5[r], t]
-                        if v > b:
-                            b = v
+                        b = max(b, v)
                 best[key, t] = b
     out = np.zeros(NUM_KEYS, dtype=np.uint64)
     for key in range(NUM_KEYS):
@@ -156,7 +155,7 @@ def _distances(complete: np.ndarray, pow5: np.ndarray) -> np.ndarray:
         free = 0
         one = 0
         size_of = 0
-        for r in range(9):
+        for _ in range(9):
             c = x % 5
             size_of += c
             x //= 5
@@ -193,9 +192,9 @@ def _complete_and_waits(complete: np.ndarray, pow5: np.ndarray) -> tuple:
                 even = 0
             x //= 5
         m = size // 3
-        if m <= MAX_MELDS and size % 3 == 0 and complete[key, 2 * m]:
-            natural[key] = True
-        elif m <= MAX_MELDS and size % 3 == 2 and complete[key, 2 * m + 1]:
+        if (m <= MAX_MELDS and size % 3 == 0 and complete[key, 2 * m]) or (
+            m <= MAX_MELDS and size % 3 == 2 and complete[key, 2 * m + 1]
+        ):
             natural[key] = True
         flags[key] = np.uint8(np.int64(natural[key]) | (even << 1) | (size << 2))
     waits = np.zeros(NUM_KEYS, dtype=np.uint32)
@@ -203,7 +202,7 @@ def _complete_and_waits(complete: np.ndarray, pow5: np.ndarray) -> tuple:
         x = key
         size = 0
         w = 0
-        for r in range(9):
+        for _ in range(9):
             d = x % 5
             x //= 5
             size += d

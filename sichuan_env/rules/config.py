@@ -8,8 +8,7 @@ array that kernels read (slot order in ``kernels/layout.py``), and
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
-from functools import lru_cache
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -57,10 +56,19 @@ class RuleConfig:
     """暗杠: each other player who has not won pays this many times base_points."""
     flower_pig_pays: int = 16
     """查花猪: a flower pig pays each other active non-pig this many times base_points."""
+    _packed: np.ndarray = field(init=False, repr=False, compare=False)
+    _packed_view: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        for name in ("declare_void", "exchange_three", "end_on_first_win", "pass_win_rule",
-                     "must_win_last_four", "haidi", "jingou"):
+        for name in (
+            "declare_void",
+            "exchange_three",
+            "end_on_first_win",
+            "pass_win_rule",
+            "must_win_last_four",
+            "haidi",
+            "jingou",
+        ):
             value = getattr(self, name)
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"RuleConfig.{name} must be True or False, got {value!r}")
@@ -68,8 +76,15 @@ class RuleConfig:
         if cap is not None and (not _is_int(cap) or cap < 1):
             raise ValueError(f"RuleConfig.fan_cap must be None or an integer >= 1, got {cap!r}")
         if not _is_int(self.base_points) or self.base_points < 1:
-            raise ValueError(f"RuleConfig.base_points must be an integer >= 1, got {self.base_points!r}")
-        for name in ("direct_kong_pays", "added_kong_pays", "concealed_kong_pays", "flower_pig_pays"):
+            raise ValueError(
+                f"RuleConfig.base_points must be an integer >= 1, got {self.base_points!r}"
+            )
+        for name in (
+            "direct_kong_pays",
+            "added_kong_pays",
+            "concealed_kong_pays",
+            "flower_pig_pays",
+        ):
             value = getattr(self, name)
             if not _is_int(value) or value < 0:
                 raise ValueError(f"RuleConfig.{name} must be an integer >= 0, got {value!r}")
@@ -82,14 +97,19 @@ class RuleConfig:
                 "RuleConfig.kong_flower_direct_pays must be one of "
                 f"{sorted(_KFD)}, got {self.kong_flower_direct_pays!r}"
             )
+        packed = _pack(self)
+        view = packed.view()
+        view.flags.writeable = False
+        object.__setattr__(self, "_packed", packed)  # handed to kernels only
+        object.__setattr__(self, "_packed_view", view)
 
     def as_array(self) -> np.ndarray:
-        """The ruleset packed for kernels: ``int64[NUM_RULE_SLOTS]`` (read-only)."""
-        return _packed(self)
+        """The ruleset packed for kernels: ``int64[NUM_RULE_SLOTS]`` (a read-only view)."""
+        return self._packed_view
 
     def to_dict(self) -> dict[str, Any]:
         """Every field by name, JSON-serialisable (the ``rules`` object of a game record)."""
-        return asdict(self)
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RuleConfig:
@@ -98,7 +118,7 @@ class RuleConfig:
         Raises:
             ValueError: for unknown field names or invalid values.
         """
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls) if f.init}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"unknown RuleConfig fields {unknown}; known: {sorted(known)}")
@@ -121,12 +141,19 @@ class RuleConfig:
             raise ValueError(f"unknown preset {name!r}; presets: {sorted(PRESETS)}") from None
 
 
+def kernel_rules(config: RuleConfig) -> np.ndarray:
+    """The packed array for kernel calls (writable, so numba's fast dispatch applies).
+
+    Facades only: kernels never write to it, and users get ``as_array()``'s view.
+    """
+    return config._packed
+
+
 def _is_int(value: object) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-@lru_cache(maxsize=64)
-def _packed(config: RuleConfig) -> np.ndarray:
+def _pack(config: RuleConfig) -> np.ndarray:
     arr = np.zeros(L.NUM_RULE_SLOTS, dtype=np.int64)
     arr[L.R_DECLARE_VOID] = config.declare_void
     arr[L.R_EXCHANGE_THREE] = config.exchange_three
@@ -143,7 +170,6 @@ def _packed(config: RuleConfig) -> np.ndarray:
     arr[L.R_ADDED_KONG_PAYS] = config.added_kong_pays
     arr[L.R_CONCEALED_KONG_PAYS] = config.concealed_kong_pays
     arr[L.R_FLOWER_PIG_PAYS] = config.flower_pig_pays
-    arr.flags.writeable = False
     return arr
 
 
@@ -154,7 +180,10 @@ XUEZHAN_EXCHANGE = RuleConfig(exchange_three=True)
 XUEZHAN_CAPPED = RuleConfig(exchange_three=True, fan_cap=4, self_draw_bonus="base")
 """A common club table: 换三张, 4-fan cap, 自摸加底."""
 XUEZHAN_FULL = RuleConfig(
-    exchange_three=True, self_draw_bonus="fan", haidi=True, jingou=True,
+    exchange_three=True,
+    self_draw_bonus="fan",
+    haidi=True,
+    jingou=True,
     kong_flower_direct_pays="discarder",
 )
 """Every optional extra on: 换三张, 自摸加番, 海底, 金钩钓, 杠上花 paid by the kong's discarder."""

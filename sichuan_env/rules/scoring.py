@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -19,14 +20,19 @@ from ..kernels import fan as _fan
 from ..kernels import layout as L
 from ..kernels.tables import get_tables
 from ..tiles import as_counts, tile_index, tile_name, to_str
-from .config import RuleConfig
+from .config import RuleConfig, kernel_rules
 
 MELD_KINDS = {"pong": L.MELD_PONG, "kong": L.MELD_KONG, "concealed_kong": L.MELD_CONCEALED_KONG}
 """Meld kind names and their kernel codes."""
 MeldSpec = tuple[str, "str | int"]
 
 _T = get_tables()
+_FLAGS = _T["FLAGS"]
 _DEFAULT_RULES = RuleConfig()
+_NO_MELDS = np.zeros((4, 2), dtype=np.int8)
+_U8 = np.dtype(np.uint8)
+_TILE_CODES = {tile_name(t): t for t in range(27)}
+_score_code = _fan.score_code
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +59,10 @@ def melds_array(melds: Sequence[MeldSpec]) -> np.ndarray:
     """
     if isinstance(melds, (str, bytes)):
         raise ValueError("melds must be a sequence of (kind, tile) pairs, not a string")
+    if not isinstance(melds, Sequence):
+        raise ValueError(
+            f"melds must be a sequence of (kind, tile) pairs, not {type(melds).__name__}"
+        )
     rows = list(melds)
     if len(rows) > 4:
         raise ValueError(f"a hand has at most 4 melds, got {len(rows)}")
@@ -62,9 +72,12 @@ def melds_array(melds: Sequence[MeldSpec]) -> np.ndarray:
             kind, tile = meld
         except (TypeError, ValueError):
             raise ValueError(f"meld {i} must be a (kind, tile) pair, got {meld!r}") from None
-        if kind not in MELD_KINDS:
+        code = MELD_KINDS.get(kind) if isinstance(kind, str) else None
+        if code is None:
             raise ValueError(f"meld {i}: kind must be one of {sorted(MELD_KINDS)}, got {kind!r}")
-        out[i] = (MELD_KINDS[kind], tile_index(tile))
+        index = _TILE_CODES.get(tile) if type(tile) is str else None
+        out[i, 0] = code
+        out[i, 1] = tile_index(tile) if index is None else index
     return out
 
 
@@ -89,15 +102,55 @@ def _prepare(concealed: object, melds: Sequence[MeldSpec], size: int) -> tuple:
     return counts, packed, n_melds
 
 
-def _win_score(fan: int, base: int, roots: int, extras: int, rules: RuleConfig) -> WinScore:
+@lru_cache(maxsize=4096)
+def _win_score(fan: int, base: int, roots: int, extras: int, base_points: int) -> WinScore:
+    # WinScore is immutable, so equal scores share one object
     names = tuple(name for i, name in enumerate(L.EXTRA_NAMES) if (extras >> i) & 1)
     return WinScore(
         fan=int(fan),
         base=L.BASE_NAMES[base],
         roots=int(roots),
         extras=names,
-        points=rules.base_points << (int(fan) - 1),
+        points=base_points << (int(fan) - 1),
     )
+
+
+def _context(
+    self_draw: bool,
+    after_kong: bool,
+    kong_discard: bool,
+    robbing_kong: bool,
+    heavenly: bool,
+    earthly: bool,
+    last_tile: bool,
+    has_melds: bool,
+) -> int:
+    """Check the win-context flags for contradictions and pack them into ``CTX_*`` bits."""
+    if heavenly and earthly:
+        raise ValueError("a win cannot be both heavenly (天胡) and earthly (地胡)")
+    if heavenly or earthly:
+        self_draw = True  # 天胡/地胡 are self-draw wins (RULES.md §10.1.3)
+        if has_melds:
+            raise ValueError("天胡/地胡 are won on the initial tiles: no melds")
+        if after_kong:
+            raise ValueError("a win after a kong replacement is 杠上花, not 天胡/地胡")
+    if after_kong and not self_draw:
+        raise ValueError("after_kong (杠上花) is a self-draw win: pass self_draw=True")
+    if self_draw and (kong_discard or robbing_kong):
+        raise ValueError("kong_discard and robbing_kong are wins on another player's tile")
+    if kong_discard and robbing_kong:
+        raise ValueError("a win cannot be both 杠上炮 and 抢杠胡")
+    flags = (self_draw, after_kong, kong_discard, robbing_kong, heavenly, earthly, last_tile)
+    bits = (
+        L.CTX_SELF_DRAW,
+        L.CTX_AFTER_KONG,
+        L.CTX_KONG_DISCARD,
+        L.CTX_ROBBING_KONG,
+        L.CTX_HEAVENLY,
+        L.CTX_EARTHLY,
+        L.CTX_LAST_TILE,
+    )
+    return sum(bit for bit, flag in zip(bits, flags, strict=True) if flag)
 
 
 def score_win(
@@ -134,38 +187,39 @@ def score_win(
         ValueError: for malformed tiles or melds, wrong sizes, more than four copies,
             or contradictory context flags.
     """
-    if not isinstance(rules, RuleConfig):
+    if type(rules) is not RuleConfig and not isinstance(rules, RuleConfig):
         raise ValueError(f"rules must be a RuleConfig, got {type(rules).__name__}")
-    if heavenly and earthly:
-        raise ValueError("a win cannot be both heavenly (天胡) and earthly (地胡)")
-    if heavenly or earthly:
-        self_draw = True  # 天胡/地胡 are self-draw wins (RULES.md §10.1.3)
-        if melds:
-            raise ValueError("天胡/地胡 are won on the initial tiles: no melds")
-        if after_kong:
-            raise ValueError("a win after a kong replacement is 杠上花, not 天胡/地胡")
-    if after_kong and not self_draw:
-        raise ValueError("after_kong (杠上花) is a self-draw win: pass self_draw=True")
-    if self_draw and (kong_discard or robbing_kong):
-        raise ValueError("kong_discard and robbing_kong are wins on another player's tile")
-    if kong_discard and robbing_kong:
-        raise ValueError("a win cannot be both 杠上炮 and 抢杠胡")
-    counts, packed, n_melds = _prepare(concealed, melds, 14)
-    ctx = (
-        L.CTX_SELF_DRAW * bool(self_draw)
-        | L.CTX_AFTER_KONG * bool(after_kong)
-        | L.CTX_KONG_DISCARD * bool(kong_discard)
-        | L.CTX_ROBBING_KONG * bool(robbing_kong)
-        | L.CTX_HEAVENLY * bool(heavenly)
-        | L.CTX_EARTHLY * bool(earthly)
-        | L.CTX_LAST_TILE * bool(last_tile)
+    if self_draw or after_kong or kong_discard or robbing_kong or heavenly or earthly or last_tile:
+        ctx = _context(
+            self_draw,
+            after_kong,
+            kong_discard,
+            robbing_kong,
+            heavenly,
+            earthly,
+            last_tile,
+            bool(melds),
+        )
+    else:
+        ctx = 0
+    if melds:
+        packed = melds_array(melds)
+        n_melds = len(melds)
+    else:
+        packed = _NO_MELDS
+        n_melds = 0
+    v = -1 if void is None else void_code(void)
+    if not (type(concealed) is np.ndarray and concealed.dtype is _U8 and concealed.ndim == 1):
+        concealed = as_counts(concealed, name="concealed")  # the kernel validates the rest
+    fan, base, roots, extras = _score_code(
+        concealed, packed, n_melds, v, ctx, kernel_rules(rules), _FLAGS
     )
-    fan, base, roots, extras = _fan.score(
-        counts, packed, n_melds, void_code(void), ctx, rules.as_array(), _T["FLAGS"]
-    )
+    if fan < -1:
+        _prepare(concealed, melds, 14)  # raises the detailed error
+        raise ValueError(f"not a valid hand: {to_str(concealed)!r} with melds {list(melds)}")
     if fan < 0:
         return None
-    return _win_score(fan, base, roots, extras, rules)
+    return _win_score(fan, base, roots, extras, rules.base_points)
 
 
 def best_wait_score(
@@ -190,11 +244,11 @@ def best_wait_score(
         raise ValueError(f"rules must be a RuleConfig, got {type(rules).__name__}")
     counts, packed, n_melds = _prepare(concealed, melds, 13)
     fan, tile, base, roots = _fan.best_wait(
-        counts, packed, n_melds, void_code(void), rules.as_array(), _T["FLAGS"], _T["WAITS"]
+        counts, packed, n_melds, void_code(void), kernel_rules(rules), _T["FLAGS"], _T["WAITS"]
     )
     if fan < 0:
         return None
-    return int(tile), _win_score(fan, base, roots, 0, rules)
+    return int(tile), _win_score(fan, base, roots, 0, rules.base_points)
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,7 +328,7 @@ def score_win_batch(
     ctx = np.where(sd, L.CTX_SELF_DRAW, 0).astype(np.int64)
     v = voids_array(void, n)
     fan, base, roots, extras = _fan.score_batch(
-        c, m, n_melds, v, ctx, rules.as_array(), _T["FLAGS"]
+        c, m, n_melds, v, ctx, kernel_rules(rules), _T["FLAGS"]
     )
     pts = np.where(fan > 0, rules.base_points * (2 ** np.maximum(fan.astype(np.int64) - 1, 0)), 0)
     return WinScores(fan=fan, base=base, roots=roots, extras=extras, points=pts)

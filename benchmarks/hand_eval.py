@@ -1,0 +1,270 @@
+"""Hand-evaluation throughput: sichuan_env against peer libraries, in the same run.
+
+    python -m benchmarks.hand_eval                 # full run (about 2 minutes)
+    python -m benchmarks.hand_eval --quick         # smaller corpus and budgets
+
+One fixed, seeded corpus of Sichuan hands (``benchmarks/corpus.py``):
+is_win on 14-tile hands, waits and shanten on 13-tile hands, score_win on
+the complete 14-tile hands. sichuan_env is timed as single calls from Python
+and batched on 1 and 2 cores; each installed peer is called on the same hands
+in its own 34-tile layout (conversion not timed) for a fixed time budget.
+Figures are medians of repeats; compare ratios within one run, since these
+machines are noisy. Prints a table and writes JSON (machine, commit, figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+
+from benchmarks import peers as peer_lib
+from benchmarks.corpus import digest, make_corpus
+from sichuan_env import (
+    __version__,
+    is_win,
+    is_win_batch,
+    score_win,
+    score_win_batch,
+    shanten,
+    shanten_batch,
+    waits,
+    waits_batch,
+)
+
+TASKS = ("is_win", "waits", "shanten", "score_win")
+
+
+def log(msg: str) -> None:
+    """Progress on stderr, so the table on stdout stays clean."""
+    print(msg, file=sys.stderr, flush=True)
+
+
+def median_time(fn, repeats: int) -> float:
+    """Median wall time of ``fn()`` over ``repeats`` runs (after one warm-up)."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def machine_info() -> dict:
+    """What ran the benchmark."""
+    cpu = platform.processor()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "numba": numba.__version__,
+        "sichuan_env": __version__,
+    }
+
+
+def commit() -> str:
+    """The git commit, with ``-dirty`` when the tree has changes."""
+    try:
+        rev = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain"], capture_output=True, text=True, check=False
+        )
+        return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def our_answers(h14: np.ndarray, h13: np.ndarray) -> dict[str, list]:
+    """Our answers on the corpus, for the agreement column."""
+    w = waits_batch(h13)
+    return {
+        "is_win": is_win_batch(h14).tolist(),
+        "shanten": shanten_batch(h13).tolist(),
+        "waits": [tuple(np.flatnonzero(row).tolist()) for row in w],
+    }
+
+
+def bench_ours(h14, h13, wins, n_single: int, repeats: int) -> list[dict]:
+    """Single calls and batched calls of sichuan_env."""
+    rows = []
+    data = {"is_win": h14, "waits": h13, "shanten": h13, "score_win": wins}
+    singles = {"is_win": is_win, "waits": waits, "shanten": shanten, "score_win": score_win}
+    batches = {
+        "is_win": is_win_batch,
+        "waits": waits_batch,
+        "shanten": shanten_batch,
+        "score_win": score_win_batch,
+    }
+    for task in TASKS:
+        hands = list(data[task][:n_single])
+        f = singles[task]
+
+        def loop(f=f, hands=hands) -> None:
+            for h in hands:
+                f(h)
+
+        dt = median_time(loop, max(1, repeats // 2))
+        rows.append(_row(task, "sichuan_env", "single call", len(hands), dt))
+        log(f"  sichuan_env {task:<9} single      {len(hands) / dt / 1e6:8.2f} M/s")
+    for threads in sorted({1, numba.config.NUMBA_NUM_THREADS}):
+        numba.set_num_threads(threads)
+        for task in TASKS:
+            arr = data[task]
+            dt = median_time(lambda f=batches[task], arr=arr: f(arr), repeats)
+            mode = f"batch, {threads} core{'s' if threads > 1 else ''}"
+            rows.append(_row(task, "sichuan_env", mode, len(arr), dt))
+            log(f"  sichuan_env {task:<9} {mode:<11} {len(arr) / dt / 1e6:8.2f} M/s")
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    return rows
+
+
+def bench_peer(peer, h14, h13, ours: dict, budget: float) -> list[dict]:
+    """Time one peer on each task it supports, within ``budget`` seconds per task."""
+    rows = []
+    for task, fn in peer.tasks.items():
+        source = h14 if task == "is_win" else h13
+        prepared = peer.prepare(source[:4096] if peer.batched else source[:200_000])
+        t0 = time.perf_counter()
+        fn(prepared, 4096 if peer.batched else 50)  # warm-up (and JIT compile)
+        warm = time.perf_counter() - t0
+        per_hand = warm / (4096 if peer.batched else 50)
+        n = int(min(len(source), max(1, budget / max(per_hand, 1e-9))))
+        if peer.batched:
+            prepared = peer.prepare(source[: max(4096, n - n % 4096)])
+            n = max(4096, n - n % 4096)
+        t0 = time.perf_counter()
+        answers = fn(prepared, n)
+        dt = time.perf_counter() - t0
+        agree = float(np.mean([a == b for a, b in zip(answers, ours[task][:n], strict=True)]))
+        mode = "batch (jit+vmap)" if peer.batched else "single call"
+        row = _row(task, peer.name, mode, n, dt)
+        row["agreement"] = agree
+        rows.append(row)
+        log(f"  {peer.name:<11} {task:<9} {mode:<11} {n / dt / 1e6:8.3f} M/s  agrees {agree:.1%}")
+    return rows
+
+
+def _row(task: str, impl: str, mode: str, n: int, seconds: float) -> dict:
+    return {
+        "task": task,
+        "implementation": impl,
+        "mode": mode,
+        "hands": n,
+        "seconds": seconds,
+        "hands_per_s": n / seconds,
+        "ns_per_hand": seconds / n * 1e9,
+    }
+
+
+def print_table(rows: list[dict]) -> None:
+    """The results table: throughput, and our speed-up over each row."""
+    best = {}
+    single = {}
+    for r in rows:
+        if r["implementation"] == "sichuan_env":
+            best[r["task"]] = max(best.get(r["task"], 0), r["hands_per_s"])
+            if r["mode"] == "single call":
+                single[r["task"]] = r["hands_per_s"]
+    head = (
+        f"{'task':<10} {'implementation':<13} {'mode':<17} {'hands/s':>13} {'ns/hand':>10} "
+        f"{'best ours x':>11} {'single x':>9} {'agrees':>7}"
+    )
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        ratio = best[r["task"]] / r["hands_per_s"]
+        same = ""
+        if r["implementation"] != "sichuan_env" and r["mode"] == "single call":
+            same = f"{single[r['task']] / r['hands_per_s']:.1f}"
+        agree = f"{r['agreement']:.1%}" if "agreement" in r else ""
+        print(
+            f"{r['task']:<10} {r['implementation']:<13} {r['mode']:<17} {r['hands_per_s']:>13,.0f} "
+            f"{r['ns_per_hand']:>10.1f} {ratio:>11.1f} {same:>9} {agree:>7}"
+        )
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Run the benchmark; returns the JSON document it writes."""
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--hands", type=int, default=1_000_000, help="corpus size for batched calls")
+    p.add_argument("--single", type=int, default=50_000, help="hands for single-call timing")
+    p.add_argument("--budget", type=float, default=2.0, help="seconds per peer and task")
+    p.add_argument("--repeats", type=int, default=7, help="repeats per batched measurement")
+    p.add_argument("--peers", nargs="*", default=list(peer_lib.FACTORIES), help="peers to run")
+    p.add_argument("--seed", type=int, default=2026)
+    p.add_argument("--quick", action="store_true", help="100k hands, 10k singles, 0.5 s budgets")
+    p.add_argument(
+        "--json", type=Path, default=None, help="output path (default benchmarks/results/)"
+    )
+    args = p.parse_args(argv)
+    if args.quick:
+        args.hands, args.single, args.budget, args.repeats = 100_000, 10_000, 0.5, 3
+
+    log(f"corpus: {args.hands:,} hands, seed {args.seed}")
+    h14, h13 = make_corpus(args.hands, args.seed)
+    wins = h14[is_win_batch(h14)]
+    ours = our_answers(h14, h13)
+    log("sichuan_env:")
+    rows = bench_ours(h14, h13, wins, args.single, args.repeats)
+    loaded, missing = peer_lib.load(args.peers)
+    for note in missing:
+        log(f"  skipped {note}")
+    for peer in loaded:
+        log(f"{peer.name}:")
+        rows += bench_peer(peer, h14, h13, ours, args.budget)
+    print_table(rows)
+    print("\nNotes on rules that differ from Sichuan (they explain agreement below 100%):")
+    for peer in loaded:
+        print(f"  {peer.name}: {peer_lib.NOTES[peer.name]}")
+    for note in missing:
+        print(f"  skipped {note}")
+
+    doc = {
+        "benchmark": "hand_eval",
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "commit": commit(),
+        "machine": machine_info(),
+        "corpus": {
+            "hands": args.hands,
+            "seed": args.seed,
+            "digest": digest(h14, h13),
+            "complete_14": len(wins),
+        },
+        "settings": {"single": args.single, "budget_s": args.budget, "repeats": args.repeats},
+        "results": rows,
+        "notes": {p.name: peer_lib.NOTES[p.name] for p in loaded},
+        "skipped": missing,
+    }
+    out = (
+        args.json or Path("benchmarks/results") / f"hand_eval-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2))
+    print(f"\nwrote {out}")
+    return doc
+
+
+if __name__ == "__main__":
+    main()
