@@ -30,7 +30,9 @@ _waits_code = _k.waits_code
 _shanten_code = _k.shanten_code
 _SHAPE = (NUM_TILE_TYPES,)
 _VOID_CODE = {None: -1, 0: 0, 1: 1, 2: 2, "m": 0, "p": 1, "s": 2}
-_VOID_TYPES = (type(None), int, str)  # exact types: 1.0 and True hash like 1
+_VOID_TYPES = (type(None), int, str)
+_WAIT_ARRAYS: dict[int, np.ndarray] = {}  # wait mask -> read-only index array
+_WAIT_CACHE_SIZE = 65_536  # exact types: 1.0 and True hash like 1
 
 _SIZE_RULES = {
     "is_win": "3k+2 tiles (2, 5, 8, 11 or 14)",
@@ -105,12 +107,21 @@ def waits(counts: object, void: object = None) -> np.ndarray:
     """Sorted tile indices that complete a ``3k + 1`` concealed part.
 
     Never a tile already held 4 times, never the void suit; with a void suit
-    a part still holding tiles of it waits on nothing (it cannot win).
+    a part still holding tiles of it waits on nothing (it cannot win). The
+    array is read-only and shared between equal answers (copy it to modify).
 
     Raises:
         ValueError: bad counts or void, or a size other than 1, 4, 7, 10, 13.
     """
-    return _mask_to_indices(waits_mask(counts, void))
+    m = waits_mask(counts, void)
+    out = _WAIT_ARRAYS.get(m)
+    if out is None:
+        if len(_WAIT_ARRAYS) >= _WAIT_CACHE_SIZE:
+            _WAIT_ARRAYS.clear()
+        out = _mask_to_indices(m)
+        out.flags.writeable = False
+        _WAIT_ARRAYS[m] = out
+    return out
 
 
 def shanten(counts: object, void: object = None) -> int:

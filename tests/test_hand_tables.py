@@ -111,3 +111,11 @@ def test_batch_shapes_and_dtypes():
     assert w.shape == (1, 27) and w.dtype == np.bool_
     assert np.flatnonzero(w[0]).tolist() == [tile_index("6p")]
     assert is_win_batch(np.zeros((0, 27), np.uint8)).shape == (0,)
+
+
+def test_waits_arrays_are_shared_and_read_only():
+    a = waits("123m345m222p999p6p")
+    b = waits("123m345m111p999p6p")
+    assert a is b
+    with pytest.raises(ValueError):
+        a[0] = 1

@@ -344,3 +344,28 @@ def test_batch_score_errors():
         score_win_batch(good, np.zeros((1, 3, 2), np.int8))
     with pytest.raises(ValueError, match="kind codes"):
         score_win_batch(good, np.full((1, 4, 2), 7, np.int8))
+
+
+MIRROR = [9 * (t // 9) + 8 - t % 9 for t in range(27)]
+
+
+@settings(max_examples=1000)
+@given(hand_with_melds(), st.permutations([0, 1, 2]), st.booleans(), st.booleans())
+def test_score_invariant_under_suit_permutation_and_mirror(hm, perm, mirror, self_draw):
+    concealed, melds = hm
+
+    def move(t: int) -> int:
+        s, r = divmod(t, 9)
+        t2 = 9 * perm.index(s) + r
+        return MIRROR[t2] if mirror else t2
+
+    c2 = np.zeros(27, np.uint8)
+    for t in range(27):
+        c2[move(t)] = concealed[t]
+    m2 = [(k, move(t)) for k, t in melds]
+    a = score_win(concealed, melds, self_draw=self_draw, void=0)
+    b = score_win(c2, m2, self_draw=self_draw, void=perm.index(0))
+    if a is None:
+        assert b is None
+    else:
+        assert (a.fan, a.base, a.roots, a.extras) == (b.fan, b.base, b.roots, b.extras)
