@@ -143,15 +143,16 @@ def bench_peer(peer, h14, h13, ours: dict, budget: float) -> list[dict]:
     rows = []
     for task, fn in peer.tasks.items():
         source = h14 if task == "is_win" else h13
-        prepared = peer.prepare(source[:4096] if peer.batched else source[:200_000])
+        warm_n = 4096 if peer.batched else 50
+        warm = peer.prepare(source[:warm_n])
+        fn(warm, warm_n)  # warm-up (and JIT compile)
         t0 = time.perf_counter()
-        fn(prepared, 4096 if peer.batched else 50)  # warm-up (and JIT compile)
-        warm = time.perf_counter() - t0
-        per_hand = warm / (4096 if peer.batched else 50)
-        n = int(min(len(source), max(1, budget / max(per_hand, 1e-9))))
+        fn(warm, warm_n)
+        per_hand = (time.perf_counter() - t0) / warm_n
+        n = int(min(len(source), max(warm_n, budget / max(per_hand, 1e-9))))
         if peer.batched:
-            prepared = peer.prepare(source[: max(4096, n - n % 4096)])
-            n = max(4096, n - n % 4096)
+            n -= n % warm_n
+        prepared = peer.prepare(source[:n])  # conversion is not timed
         t0 = time.perf_counter()
         answers = fn(prepared, n)
         dt = time.perf_counter() - t0

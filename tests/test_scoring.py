@@ -342,8 +342,14 @@ def test_batch_score_errors():
         score_win_batch(good[:, ::-1][:, :27] * 0 + np.eye(27, dtype=np.uint8)[:1])
     with pytest.raises(ValueError, match="shape"):
         score_win_batch(good, np.zeros((1, 3, 2), np.int8))
-    with pytest.raises(ValueError, match="kind codes"):
+    with pytest.raises(ValueError, match="kind must be one of"):
         score_win_batch(good, np.full((1, 4, 2), 7, np.int8))
+    with pytest.raises(ValueError, match="kind code 0..3"):
+        score_win_batch(good, np.full((1, 4, 2), 300, np.int64))
+    bad = good.copy()
+    bad[0, 0] = 5
+    with pytest.raises(ValueError, match="row 0"):
+        score_win_batch(bad)
 
 
 MIRROR = [9 * (t // 9) + 8 - t % 9 for t in range(27)]

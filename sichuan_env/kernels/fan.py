@@ -295,6 +295,88 @@ def best_wait(
     return best
 
 
+BAD_COUNT = -2
+"""``score_code``: a concealed count above 4, or more than 4 copies with the melds."""
+BAD_SIZE = -3
+"""``score_code``: not 27 counts, or not ``size - 3 * n_melds`` concealed tiles."""
+BAD_MELD = -4
+"""``score_code``: an unknown meld kind or a meld tile outside 0..26."""
+
+
+@njit(nogil=False)
+def score_code(
+    concealed: np.ndarray,
+    melds: np.ndarray,
+    n_melds: int,
+    void: int,
+    ctx: int,
+    rules: np.ndarray,
+    flags: np.ndarray,
+) -> tuple:
+    """``score`` after validating everything; ``fan`` is a negative status on bad input."""
+    if concealed.shape[0] != 27 or n_melds < 0 or n_melds > 4 or melds.shape[0] < n_melds:
+        return BAD_SIZE, -1, 0, 0
+    _, _, _, n0, n1, n2, _ = scan(concealed)
+    if n0 < 0:
+        return BAD_COUNT, -1, 0, 0
+    if n0 + n1 + n2 != 14 - 3 * n_melds:
+        return BAD_SIZE, -1, 0, 0
+    for j in range(n_melds):
+        kind = melds[j, 0]
+        t = melds[j, 1]
+        if kind < MELD_PONG or kind > MELD_CONCEALED_KONG or t < 0 or t > 26:
+            return BAD_MELD, -1, 0, 0
+        held = np.int64(concealed[t]) + (3 if kind == MELD_PONG else 4)
+        for i in range(j):
+            if melds[i, 1] == t:
+                held += 3
+        if held > 4:
+            return BAD_COUNT, -1, 0, 0
+    return score(concealed, melds, n_melds, void, ctx, rules, flags)
+
+
+@njit
+def points(fan: int, rules: np.ndarray) -> int:
+    """``base_points * 2 ** (fan - 1)`` (RULES.md §6)."""
+    return rules[R_BASE_POINTS] << (fan - 1)
+
+
+@njit
+def best_wait(
+    concealed: np.ndarray,
+    melds: np.ndarray,
+    n_melds: int,
+    void: int,
+    rules: np.ndarray,
+    flags: np.ndarray,
+    waits: np.ndarray,
+) -> tuple:
+    """查大叫: the highest-fan win among a ``3k + 1`` hand's waits (RULES.md §7.3).
+
+    Each tile with fewer than 4 copies in the hand and melds is tried as a win
+    on a discard: roots counted, no extra fan, capped. Returns
+    ``(fan, tile, base, roots)``; ``fan = -1`` when the hand is not tenpai.
+    Ties go to the lowest tile.
+    """
+    held = np.zeros(27, dtype=np.int64)
+    for t in range(27):
+        held[t] = concealed[t]
+    for j in range(n_melds):
+        held[melds[j, 1]] += 3 if melds[j, 0] == MELD_PONG else 4
+    shape_waits = waits_mask(concealed, -1, waits)
+    trial = concealed.copy()
+    best = (-1, -1, -1, 0)
+    for t in range(27):
+        if held[t] >= 4 or not (shape_waits >> t) & 1:
+            continue
+        trial[t] += 1
+        fan, base, roots, _ = score(trial, melds, n_melds, void, CTX_NO_EXTRAS, rules, flags)
+        trial[t] -= 1
+        if fan > best[0]:
+            best = (fan, t, base, roots)
+    return best
+
+
 @njit(parallel=True)
 def score_batch(
     concealed: np.ndarray,
@@ -305,10 +387,11 @@ def score_batch(
     rules: np.ndarray,
     flags: np.ndarray,
 ) -> tuple:
-    """``score`` over N hands, parallel over the cores.
+    """``score_code`` over N hands, parallel over the cores.
 
-    Returns ``fan int8[N]`` (-1 = not a win), ``base int8[N]``, ``roots int8[N]``
-    and ``extras uint8[N]``; ``melds`` is ``int8[N, 4, 2]``.
+    Returns ``fan int8[N]`` (-1 = not a win, below -1 a ``score_code`` status),
+    ``base int8[N]``, ``roots int8[N]`` and ``extras uint8[N]``; ``melds`` is
+    ``int8[N, 4, 2]``.
     """
     n = concealed.shape[0]
     fan = np.empty(n, dtype=np.int8)
@@ -316,7 +399,7 @@ def score_batch(
     roots = np.empty(n, dtype=np.int8)
     extras = np.empty(n, dtype=np.uint8)
     for i in numba.prange(n):
-        f, b, r, x = score(concealed[i], melds[i], n_melds[i], voids[i], ctx[i], rules, flags)
+        f, b, r, x = score_code(concealed[i], melds[i], n_melds[i], voids[i], ctx[i], rules, flags)
         fan[i] = f
         base[i] = b
         roots[i] = r

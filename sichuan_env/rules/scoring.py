@@ -25,6 +25,7 @@ from .config import RuleConfig, kernel_rules
 MELD_KINDS = {"pong": L.MELD_PONG, "kong": L.MELD_KONG, "concealed_kong": L.MELD_CONCEALED_KONG}
 """Meld kind names and their kernel codes."""
 MeldSpec = tuple[str, "str | int"]
+_KIND_NAMES = {code: name for name, code in MELD_KINDS.items()}
 
 _T = get_tables()
 _FLAGS = _T["FLAGS"]
@@ -302,33 +303,27 @@ def score_win_batch(
         m = np.ascontiguousarray(melds)
         if m.shape != (n, 4, 2) or not np.issubdtype(m.dtype, np.integer):
             raise ValueError(f"melds must be an integer array of shape ({n}, 4, 2), got {m.shape}")
+        if m.size and (m.min() < 0 or m.max() > 26):
+            raise ValueError("meld rows must hold a kind code 0..3 and a tile 0..26")
         m = m.astype(np.int8)
-    kinds = m[:, :, 0]
-    if n and ((kinds < 0) | (kinds > L.MELD_CONCEALED_KONG)).any():
-        raise ValueError("meld kind codes must be 0 (none), 1 pong, 2 kong, 3 concealed kong")
-    if n and ((m[:, :, 1] < 0) | (m[:, :, 1] > 26)).any():
-        raise ValueError("meld tiles must be indices 0..26")
-    used = kinds > 0
+    used = m[:, :, 0] > 0
     if n and (used[:, 1:] & ~used[:, :-1]).any():
         raise ValueError("melds must fill rows from the first one (kind 0 only at the end)")
     n_melds = used.sum(axis=1).astype(np.int64)
-    held = c.astype(np.int64)
-    for j in range(4):
-        add = np.where(kinds[:, j] == L.MELD_PONG, 3, np.where(used[:, j], 4, 0))
-        np.add.at(held, (np.arange(n), m[:, j, 1].astype(np.int64)), add)
-    sizes = c.astype(np.int64).sum(axis=1) + 3 * n_melds
-    bad = np.flatnonzero((sizes != 14) | (held > 4).any(axis=1))
-    if bad.size:
-        row = int(bad[0])
-        raise ValueError(
-            f"row {row}: concealed {to_str(c[row])!r} with {int(n_melds[row])} meld(s) is not "
-            "a 14-tile hand with at most 4 copies of each tile"
-        )
     sd = np.broadcast_to(np.asarray(self_draw, dtype=np.bool_), (n,))
     ctx = np.where(sd, L.CTX_SELF_DRAW, 0).astype(np.int64)
     v = voids_array(void, n)
-    fan, base, roots, extras = _fan.score_batch(
-        c, m, n_melds, v, ctx, kernel_rules(rules), _T["FLAGS"]
-    )
+    fan, base, roots, extras = _fan.score_batch(c, m, n_melds, v, ctx, kernel_rules(rules), _FLAGS)
+    bad = np.flatnonzero(fan < -1)
+    if bad.size:
+        row = int(bad[0])
+        melds_row = [
+            (_KIND_NAMES.get(int(k), f"kind {int(k)}"), int(t)) for k, t in m[row, : n_melds[row]]
+        ]
+        try:
+            _prepare(c[row], melds_row, 14)
+        except ValueError as exc:
+            raise ValueError(f"row {row}: {exc}") from None
+        raise ValueError(f"row {row}: not a valid hand")
     pts = np.where(fan > 0, rules.base_points * (2 ** np.maximum(fan.astype(np.int64) - 1, 0)), 0)
     return WinScores(fan=fan, base=base, roots=roots, extras=extras, points=pts)
