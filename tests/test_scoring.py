@@ -344,7 +344,7 @@ def test_batch_score_errors():
         score_win_batch(good, np.zeros((1, 3, 2), np.int8))
     with pytest.raises(ValueError, match="kind must be one of"):
         score_win_batch(good, np.full((1, 4, 2), 7, np.int8))
-    with pytest.raises(ValueError, match="kind code 0..3"):
+    with pytest.raises(ValueError, match=r"kind code 0\.\.3"):
         score_win_batch(good, np.full((1, 4, 2), 300, np.int64))
     bad = good.copy()
     bad[0, 0] = 5
