@@ -9,6 +9,7 @@ The public hand API::
 Rules follow ``RULES.md`` (shipped as ``docs/rules.md``).
 """
 
+from .engine import Game, IllegalActionError, check_invariants
 from .hand import is_win, is_win_batch, shanten, shanten_batch, waits, waits_batch, waits_mask
 from .rules import (
     PRESETS,
@@ -25,11 +26,14 @@ __version__ = "0.1.0"
 
 __all__ = [
     "PRESETS",
+    "Game",
+    "IllegalActionError",
     "RuleConfig",
     "WinScore",
     "WinScores",
     "__version__",
     "best_wait_score",
+    "check_invariants",
     "is_win",
     "is_win_batch",
     "parse",

@@ -1,0 +1,448 @@
+"""``Game``: the typed Python facade for one hand of 血战到底.
+
+The rules live in the numba engine (``core.py``, ``step.py``); ``Game`` holds
+one state record, speaks the action strings of RULES.md §10, keeps the game
+record, and offers read access to what each seat can see and to the whole
+table::
+
+    game = Game(seed=7)
+    while not game.is_over():
+        game.step(game.legal()[0])
+    game.result()["scores"]
+    Game.from_record(game.record())  # replays and validates every action
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from ..kernels.layout import BASE_NAMES, EXTRA_NAMES, MELD_CONCEALED_KONG, MELD_KONG, MELD_PONG
+from ..kernels.tables import get_tables
+from ..rules.config import RuleConfig, kernel_rules
+from ..tiles import SUITS, tile_name, to_str
+from . import step as _step
+from .actions import ACTION_SPACE, SELF_KONG, action_from_str, action_to_str
+from .state import (
+    END_WALL,
+    PH_CLAIM,
+    PH_EXCHANGE,
+    PH_OVER,
+    PH_ROB,
+    PH_TURN,
+    PH_VOID,
+    RIVER_MELDED,
+    RIVER_ROBBED,
+    RIVER_WON_ON,
+    STATE_DTYPE,
+)
+
+RECORD_FORMAT = "sichuan-mahjong-record/1"
+PHASE_NAMES = {
+    PH_EXCHANGE: "exchange",
+    PH_VOID: "void",
+    PH_TURN: "turn",
+    PH_CLAIM: "claim",
+    PH_ROB: "rob",
+    PH_OVER: "over",
+}
+MELD_NAMES = {MELD_PONG: "pong", MELD_KONG: "kong", MELD_CONCEALED_KONG: "concealed_kong"}
+RIVER_NAMES = {0: "live", RIVER_MELDED: "melded", RIVER_WON_ON: "won_on", RIVER_ROBBED: "robbed"}
+
+_T = get_tables()
+
+
+class IllegalActionError(ValueError):
+    """An action that is malformed or not legal now; the hand is left unchanged."""
+
+    def __init__(self, message: str, legal: list[str] | None = None, index: int | None = None):
+        self.legal = legal or []
+        self.index = index
+        where = f"action {index}: " if index is not None else ""
+        shown = ", ".join(self.legal) if len(self.legal) <= 40 else f"{len(self.legal)} actions"
+        super().__init__(
+            f"{where}{message}; legal: [{shown}]" if legal is not None else where + message
+        )
+
+
+def _validate_wall(wall: object) -> np.ndarray:
+    arr = np.asarray(wall)
+    if arr.shape != (108,) or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"wall must be 108 tile indices, got shape {arr.shape} dtype {arr.dtype}")
+    if arr.min() < 0 or arr.max() > 26:
+        raise ValueError("wall tile indices must be 0..26")
+    counts = np.bincount(arr, minlength=27)
+    if not np.all(counts == 4):
+        bad = {tile_name(int(t)): int(c) for t, c in enumerate(counts) if c != 4}
+        raise ValueError(f"wall must hold every tile exactly 4 times; off: {bad}")
+    return arr.astype(np.uint8)
+
+
+class Game:
+    """One hand of 血战到底 under a ``RuleConfig``.
+
+    Args:
+        rules: the ruleset.
+        seed: draws the wall, the dealer and the 换三张 direction (None: random).
+        wall: 108 tile indices in draw order (RULES.md §10) instead of a seed.
+        dealer: the dealer when ``wall`` is given.
+        exchange_offset: 1, 2 or 3 when ``wall`` is given and 换三张 is played.
+
+    Raises:
+        ValueError: a bad wall, dealer, offset or rules.
+    """
+
+    def __init__(
+        self,
+        rules: RuleConfig | None = None,
+        seed: int | None = None,
+        *,
+        wall: object = None,
+        dealer: int = 0,
+        exchange_offset: int | None = None,
+    ) -> None:
+        rules = RuleConfig() if rules is None else rules
+        if not isinstance(rules, RuleConfig):
+            raise ValueError(f"rules must be a RuleConfig, got {type(rules).__name__}")
+        self.rules = rules
+        self._r = kernel_rules(rules)
+        self._st = np.zeros(1, dtype=STATE_DTYPE)
+        self._scratch = np.zeros(ACTION_SPACE, dtype=np.int8)
+        if wall is None:
+            if seed is None:
+                seed = int(np.random.default_rng().integers(0, 2**63))
+            if not isinstance(seed, (int, np.integer)) or seed < 0:
+                raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+            w = np.empty(108, dtype=np.uint8)
+            dealer, offset = _step.make_deal(np.uint64(seed), w)
+            self.seed: int | None = int(seed)
+        else:
+            if seed is not None:
+                raise ValueError("give either a seed or a wall, not both")
+            w = _validate_wall(wall)
+            if dealer not in (0, 1, 2, 3) or isinstance(dealer, bool):
+                raise ValueError(f"dealer must be 0..3, got {dealer!r}")
+            if rules.exchange_three:
+                if exchange_offset not in (1, 2, 3):
+                    raise ValueError(
+                        f"换三张 is on: exchange_offset must be 1, 2 or 3, got {exchange_offset!r}"
+                    )
+                offset = exchange_offset
+            else:
+                if exchange_offset is not None:
+                    raise ValueError("exchange_offset is only for rules with exchange_three")
+                offset = 0
+            self.seed = None
+        _step.deal(self._st[0], w, int(dealer), int(offset), self._r)
+        self._actions: list[list[Any]] = []
+        self._ledger: list[dict[str, Any]] = []
+
+    # ----------------------------------------------------------------- state
+    @property
+    def state(self) -> np.void:
+        """The raw engine record (read it; never write it)."""
+        return self._st[0]
+
+    def to_act(self) -> int | None:
+        """The seat that owes the next decision, or None when the hand is over."""
+        return None if self.is_over() else int(self._st[0]["to_act"])
+
+    def is_over(self) -> bool:
+        """True once the hand has ended."""
+        return int(self._st[0]["phase"]) == PH_OVER
+
+    def phase(self) -> str:
+        """``"exchange"``, ``"void"``, ``"turn"``, ``"claim"``, ``"rob"`` or ``"over"``."""
+        return PHASE_NAMES[int(self._st[0]["phase"])]
+
+    def legal_ids(self) -> np.ndarray:
+        """The legal action ids of the seat to act (see ``engine/actions.py``)."""
+        _step.legal_mask(self._st[0], self._r, _T["FLAGS"], self._scratch)
+        return np.flatnonzero(self._scratch)
+
+    def legal(self) -> list[str]:
+        """The legal decisions of the seat to act, in record syntax (RULES.md §10)."""
+        st = self._st[0]
+        ids = self.legal_ids()
+        if int(st["phase"]) == PH_EXCHANGE:
+            return self._exchange_options()
+        seat = int(st["to_act"])
+        out = []
+        for a in ids:
+            added = SELF_KONG <= a < SELF_KONG + 27 and st["hands"][seat, a - SELF_KONG] < 4
+            out.append(action_to_str(int(a), added=bool(added)))
+        return out
+
+    def _exchange_options(self) -> list[str]:
+        st = self._st[0]
+        seat = int(st["to_act"])
+        hand = st["hands"][seat]
+        out = []
+        for s in range(3):
+            tiles = [t for t in range(9 * s, 9 * s + 9) for _ in range(int(hand[t]))]
+            for combo in sorted(set(itertools.combinations(tiles, 3))):
+                out.append("exchange " + "".join(tile_name(t) for t in combo))
+        return out
+
+    def step(self, action: str) -> None:
+        """Take one decision of the seat to act, given in record syntax.
+
+        Raises:
+            IllegalActionError: malformed or illegal now (the hand is unchanged).
+        """
+        if self.is_over():
+            raise IllegalActionError("the hand is over", [])
+        legal = self.legal()
+        if not isinstance(action, str) or action.strip() not in legal:
+            raise IllegalActionError(f"{action!r} is not legal for seat {self.to_act()}", legal)
+        action = " ".join(action.split())
+        ids = action_from_str(action)
+        seat = int(self._st[0]["to_act"])
+        before = self._st[0]["scores"].copy()
+        for a in ids:
+            _step.apply(self._st[0], a, self._r, _T["FLAGS"], _T["WAITS"])
+        self._log(seat, action, before)
+
+    def step_id(self, action: int) -> None:
+        """Take one decision given as an action id (exchange picks one tile at a time).
+
+        Raises:
+            IllegalActionError: an id that is not legal now (the hand is unchanged).
+        """
+        if self.is_over():
+            raise IllegalActionError("the hand is over", [])
+        st = self._st[0]
+        seat = int(st["to_act"])
+        phase = int(st["phase"])
+        legal = self.legal_ids()
+        if not isinstance(action, (int, np.integer)) or int(action) not in set(legal.tolist()):
+            raise IllegalActionError(
+                f"action id {action!r} is not legal for seat {seat}", [str(int(a)) for a in legal]
+            )
+        a = int(action)
+        text = self.legal()[list(legal).index(a)] if phase != PH_EXCHANGE else None
+        before = st["scores"].copy()
+        _step.apply(st, a, self._r, _T["FLAGS"], _T["WAITS"])
+        if phase == PH_EXCHANGE:
+            if int(st["n_picks"][seat]) == 3:
+                picks = sorted(int(t) for t in st["picks"][seat])
+                self._log(seat, "exchange " + "".join(tile_name(t) for t in picks), before)
+        else:
+            self._log(seat, text, before)
+
+    def _log(self, seat: int, action: str | None, before: np.ndarray) -> None:
+        self._actions.append([seat, action])
+        delta = (self._st[0]["scores"] - before).tolist()
+        if any(delta):
+            self._ledger.append(
+                {"action": len(self._actions) - 1, "seat": seat, "move": action, "deltas": delta}
+            )
+
+    # --------------------------------------------------------------- results
+    def wins(self) -> list[dict[str, Any]]:
+        """Every win so far, in the order they happened (RULES.md §10 fields)."""
+        st = self._st[0]
+        out = []
+        for k in range(int(st["n_won"])):
+            s = int(st["win_order"][k])
+            tile = int(st["win_tile"][s])
+            frm = int(st["win_from"][s])
+            extras = int(st["win_extras"][s])
+            out.append(
+                {
+                    "seat": s,
+                    "tile": tile_name(tile) if tile >= 0 else None,
+                    "from": frm if frm >= 0 else None,
+                    "fan": int(st["win_fan"][s]),
+                    "points": int(st["win_points"][s]),
+                    "base": BASE_NAMES[int(st["win_base"][s])],
+                    "roots": int(st["win_roots"][s]),
+                    "extras": [n for i, n in enumerate(EXTRA_NAMES) if (extras >> i) & 1],
+                }
+            )
+        return out
+
+    def result(self) -> dict[str, Any]:
+        """Scores, wins, payment ledger and (after 流局) the draw settlement."""
+        st = self._st[0]
+        res: dict[str, Any] = {
+            "scores": [int(x) for x in st["scores"]],
+            "wins": self.wins(),
+            "payments": list(self._ledger),
+        }
+        if self.is_over():
+            res["next_dealer"] = int(st["next_dealer"])
+            res["end"] = {1: "three_won", 2: "wall_empty", 3: "first_win"}.get(
+                int(st["end_reason"])
+            )
+            if int(st["end_reason"]) == END_WALL:
+                res["settlement"] = {
+                    "flower_pigs": [s for s in range(4) if st["settle_pig"][s]],
+                    "tenpai": [s for s in range(4) if st["settle_tenpai"][s]],
+                    "deltas": [int(x) for x in st["settle_delta"]],
+                }
+        return res
+
+    def record(self) -> dict[str, Any]:
+        """The complete JSON-serialisable game record (RULES.md §10), at any point."""
+        st = self._st[0]
+        return {
+            "format": RECORD_FORMAT,
+            "rules": self.rules.to_dict(),
+            "dealer": int(st["dealer"]),
+            "exchange_offset": int(st["exchange_offset"]) if self.rules.exchange_three else None,
+            "wall": [int(t) for t in st["wall"]],
+            "actions": [list(a) for a in self._actions],
+            "result": self.result(),
+        }
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any], *, check_result: bool = True) -> Game:
+        """Replay a record, validating every action (and the result, if present and over).
+
+        Raises:
+            ValueError: a malformed record, or a result that differs from the replay.
+            IllegalActionError: naming the index of the first illegal action.
+        """
+        if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
+            raise ValueError(f"not a {RECORD_FORMAT} record")
+        for key in ("rules", "dealer", "wall", "actions"):
+            if key not in record:
+                raise ValueError(f"record lacks {key!r}")
+        rules = RuleConfig.from_dict(record["rules"])
+        game = cls(
+            rules,
+            wall=record["wall"],
+            dealer=record["dealer"],
+            exchange_offset=record.get("exchange_offset"),
+        )
+        for i, entry in enumerate(record["actions"]):
+            if not isinstance(entry, (list, tuple)) or len(entry) != 2:
+                raise IllegalActionError(f"entry {entry!r} is not [seat, action]", index=i)
+            seat, action = entry
+            if game.is_over():
+                raise IllegalActionError("the hand is already over", [], index=i)
+            if seat != game.to_act():
+                raise IllegalActionError(
+                    f"seat {seat} acted but seat {game.to_act()} was to act", game.legal(), index=i
+                )
+            try:
+                game.step(action)
+            except IllegalActionError as exc:
+                raise IllegalActionError(
+                    f"{action!r} is not legal for seat {seat}", exc.legal, index=i
+                ) from None
+        expected = record.get("result")
+        if check_result and expected and game.is_over():
+            got = game.result()
+            if expected.get("scores") != got["scores"] or (
+                "wins" in expected and expected["wins"] != got["wins"]
+            ):
+                raise ValueError(
+                    f"replayed result {got['scores']} differs from the record's "
+                    f"{expected.get('scores')}"
+                )
+        return game
+
+    def clone(self) -> Game:
+        """An independent copy of the hand."""
+        other = object.__new__(Game)
+        other.__dict__.update(self.__dict__)
+        other._st = self._st.copy()
+        other._scratch = np.zeros(ACTION_SPACE, dtype=np.int8)
+        other._actions = [list(a) for a in self._actions]
+        other._ledger = [dict(e) for e in self._ledger]
+        return other
+
+    # ----------------------------------------------------------- read access
+    def wall_left(self) -> int:
+        """Tiles still in the wall."""
+        st = self._st[0]
+        return max(0, int(st["tail"]) - int(st["head"]) + 1)
+
+    def scores(self) -> list[int]:
+        """Net points per seat so far."""
+        return [int(x) for x in self._st[0]["scores"]]
+
+    def hand(self, seat: int) -> str:
+        """A seat's concealed tiles in notation (everything: use ``view`` for fair play)."""
+        return to_str(self._st[0]["hands"][self._seat(seat)])
+
+    def melds(self, seat: int) -> list[tuple[str, str]]:
+        """A seat's melds as ``(kind, tile)``."""
+        st = self._st[0]
+        s = self._seat(seat)
+        return [
+            (MELD_NAMES[int(k)], tile_name(int(t))) for k, t in st["melds"][s][: st["n_melds"][s]]
+        ]
+
+    def discards(self, seat: int) -> list[tuple[str, str]]:
+        """A seat's discards in order as ``(tile, fate)``: live, melded, won_on or robbed."""
+        st = self._st[0]
+        s = self._seat(seat)
+        n = int(st["n_river"][s])
+        return [
+            (tile_name(int(st["river"][s, k])), RIVER_NAMES[int(st["river_flag"][s, k])])
+            for k in range(n)
+        ]
+
+    def voids(self, *, public: bool = False) -> list[str | None]:
+        """Declared void suits; with ``public`` they stay hidden until all four declared."""
+        st = self._st[0]
+        v = [SUITS[x] if x >= 0 else None for x in st["void"]]
+        if public and int(st["phase"]) == PH_VOID:
+            return [None] * 4
+        return v
+
+    def winners(self) -> list[int]:
+        """Seats that have won, in order."""
+        return [w["seat"] for w in self.wins()]
+
+    def view(self, seat: int) -> dict[str, Any]:
+        """What ``seat`` can see: its own hand, public melds, discards, voids and wins."""
+        s = self._seat(seat)
+        st = self._st[0]
+        return {
+            "seat": s,
+            "phase": self.phase(),
+            "to_act": self.to_act(),
+            "dealer": int(st["dealer"]),
+            "hand": None if st["won"][s] else self.hand(s),
+            "melds": [self.melds(o) for o in range(4)],
+            "discards": [self.discards(o) for o in range(4)],
+            "voids": self.voids(public=True) if s >= 0 else None,
+            "wins": [{k: w[k] for k in ("seat", "tile", "from")} for w in self.wins()],
+            "wall_left": self.wall_left(),
+            "scores": self.scores(),
+            "claim_tile": tile_name(int(st["claim_tile"]))
+            if int(st["phase"]) in (PH_CLAIM, PH_ROB)
+            else None,
+        }
+
+    def table(self) -> dict[str, Any]:
+        """Everything, hidden information included: hands, wall order, voids, wins."""
+        st = self._st[0]
+        head, tail = int(st["head"]), int(st["tail"])
+        return {
+            **self.view(int(st["to_act"]) if not self.is_over() else 0),
+            "hands": [self.hand(s) for s in range(4)],
+            "voids": self.voids(),
+            "wall": [tile_name(int(t)) for t in st["wall"][head : tail + 1]]
+            if head <= tail
+            else [],
+            "wins": self.wins(),
+        }
+
+    @staticmethod
+    def _seat(seat: int) -> int:
+        if not isinstance(seat, (int, np.integer)) or isinstance(seat, bool) or not 0 <= seat < 4:
+            raise ValueError(f"seat must be 0..3, got {seat!r}")
+        return int(seat)
+
+    def __repr__(self) -> str:
+        return (
+            f"Game(phase={self.phase()!r}, to_act={self.to_act()}, wall_left={self.wall_left()}, "
+            f"scores={self.scores()})"
+        )

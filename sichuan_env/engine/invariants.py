@@ -1,0 +1,91 @@
+"""``check_invariants``: what must hold after every transition of a hand.
+
+Tile conservation (each of the 108 tiles is in exactly one place), hand
+sizes, scores summing to zero, meld and window consistency. Pure numpy over
+one ``STATE_DTYPE`` record; tests call it after every step of random hands.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels.layout import MELD_PONG
+from .state import PH_CLAIM, PH_EXCHANGE, PH_OVER, PH_ROB, PH_TURN, PH_VOID, RIVER_MELDED
+
+
+class InvariantError(AssertionError):
+    """A hand record broke an invariant (a bug in the engine, never the caller's fault)."""
+
+
+def _fail(msg: str) -> None:
+    raise InvariantError(msg)
+
+
+def tile_census(st: np.void) -> np.ndarray:
+    """Where the tiles are, counted per tile type: must be 4 each."""
+    counts = np.zeros(27, dtype=np.int64)
+    head, tail = int(st["head"]), int(st["tail"])
+    if head <= tail:
+        counts += np.bincount(st["wall"][head : tail + 1], minlength=27)
+    counts += st["hands"].astype(np.int64).sum(axis=0)
+    for seat in range(4):
+        for j in range(int(st["n_melds"][seat])):
+            kind, tile = st["melds"][seat, j]
+            counts[tile] += 3 if kind == MELD_PONG else 4
+        n = int(st["n_river"][seat])
+        for k in range(n):
+            if st["river_flag"][seat, k] != RIVER_MELDED:
+                counts[st["river"][seat, k]] += 1
+        if st["phase"] == PH_EXCHANGE:
+            for k in range(int(st["n_picks"][seat])):
+                counts[st["picks"][seat, k]] += 1
+    return counts
+
+
+def check_invariants(st: np.void) -> None:
+    """Raise ``InvariantError`` if the record is inconsistent.
+
+    Args:
+        st: one record of ``STATE_DTYPE`` (e.g. ``states[i]``).
+    """
+    census = tile_census(st)
+    if not np.all(census == 4):
+        bad = {int(t): int(c) for t, c in enumerate(census) if c != 4}
+        _fail(f"tile conservation broken (tile: copies) {bad}")
+    if int(st["scores"].sum()) != 0:
+        _fail(f"scores do not sum to zero: {st['scores'].tolist()}")
+    if st["hands"].max() > 4:
+        _fail("a concealed count exceeds 4")
+    phase = int(st["phase"])
+    to_act = int(st["to_act"])
+    n_won = int((st["won"] > 0).sum())
+    if n_won != int(st["n_won"]) or n_won > 3:
+        _fail(f"won flags {st['won'].tolist()} disagree with n_won {int(st['n_won'])}")
+    if phase != PH_OVER and (to_act < 0 or st["won"][to_act]):
+        _fail(f"seat to act {to_act} is not an active player")
+    if np.any(st["kong_paid"] < 0):
+        _fail("negative refundable kong payment")
+    for seat in range(4):
+        size = int(st["hands"][seat].sum()) + 3 * int(st["n_melds"][seat])
+        if phase == PH_EXCHANGE:
+            size += int(st["n_picks"][seat])
+        if st["won"][seat]:
+            want = 14 if st["win_from"][seat] < 0 else 13  # a discard win keeps 13
+        elif phase in (PH_EXCHANGE, PH_VOID) and seat == st["dealer"]:
+            want = 14  # the dealer's 14th tile, before play
+        elif phase == PH_TURN and seat == to_act:
+            want = 14
+        elif phase == PH_ROB and seat == st["claim_from"]:
+            want = 14  # the added-kong tile is still in the konger's hand
+        else:
+            want = 13
+        if size != want:
+            _fail(f"seat {seat} holds {size} tiles (with melds) in phase {phase}, want {want}")
+        v = int(st["void"][seat])
+        for j in range(int(st["n_melds"][seat])):
+            if v >= 0 and st["melds"][seat, j, 1] // 9 == v:
+                _fail(f"seat {seat} has a meld of its void suit")
+    if phase in (PH_CLAIM, PH_ROB):
+        pos = int(st["claim_pos"])
+        if not 0 <= pos < int(st["n_claim"]) or st["claim_seats"][pos] != to_act:
+            _fail("claim window out of step with the seat to act")
