@@ -182,8 +182,8 @@ class Game:
         out = []
         for s in range(3):
             tiles = [t for t in range(9 * s, 9 * s + 9) for _ in range(int(hand[t]))]
-            for combo in sorted(set(itertools.combinations(tiles, 3))):
-                out.append("exchange " + "".join(tile_name(t) for t in combo))
+            combos = sorted(set(itertools.combinations(tiles, 3)))
+            out.extend("exchange " + "".join(tile_name(t) for t in c) for c in combos)
         return out
 
     def step(self, action: str) -> None:
