@@ -1,0 +1,198 @@
+"""The batched engine: many hands stepped in one numba call, parallel over the cores.
+
+Hands are an array of ``STATE_DTYPE`` records. ``reset_batch`` deals each
+from its seed; ``step_batch`` applies one decision per hand, writes every
+seat's point change, marks the hands that ended, and deals the next hand of
+those (auto-reset) from the next seed in the hand's own sequence, so a batch
+is reproducible from its seeds on any number of cores. A hand's ``n``-th
+deal uses seed ``seed_base + n * SEED_STRIDE`` (``n`` = 0 at ``reset_batch``).
+
+``check_state`` is the numba twin of ``invariants.check_invariants`` for soak
+runs: it returns 0, or a code naming the first broken invariant.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .._jit import njit
+from ..kernels.layout import MELD_PONG
+from .actions import ACTION_SPACE, HU
+from .state import PH_EXCHANGE, PH_OVER, PH_ROB, PH_TURN, PH_VOID, RIVER_MELDED, STATE_DTYPE
+from .step import apply, deal, legal_mask, make_deal
+
+SEED_STRIDE = np.uint64(0x9E3779B97F4A7C15)
+"""Distance between the seeds of consecutive hands of one slot."""
+
+BAD_ACTION = 1
+"""``step_batch`` status of a hand whose action was not legal (that hand did not move)."""
+
+
+@njit
+def _deal_seed(st, seed: np.uint64, rules) -> None:
+    wall = np.empty(108, dtype=np.uint8)
+    dealer, offset = make_deal(seed, wall)
+    deal(st, wall, dealer, offset, rules)
+
+
+@njit(parallel=True)
+def reset_batch(states, seed_base, hand_no, masks, rules, flags) -> None:
+    """Deal hand ``hand_no[i]`` of every slot and fill its legal mask."""
+    for i in numba.prange(states.shape[0]):
+        _deal_seed(states[i], seed_base[i] + np.uint64(hand_no[i]) * SEED_STRIDE, rules)
+        legal_mask(states[i], rules, flags, masks[i])
+
+
+@njit(parallel=True)
+def step_batch(
+    states,
+    actions,
+    seed_base,
+    hand_no,
+    masks,
+    rewards,
+    done,
+    final_scores,
+    status,
+    rules,
+    flags,
+    waits,
+) -> None:
+    """One decision per hand; rewards ``[N, 4]``, auto-reset, next legal masks.
+
+    ``masks`` must hold the masks of the current decisions (``reset_batch`` and
+    the previous call fill them). A hand whose action is not legal is left
+    unchanged with ``status[i] = BAD_ACTION``.
+    """
+    for i in numba.prange(states.shape[0]):
+        st = states[i]
+        a = actions[i]
+        done[i] = False
+        status[i] = 0
+        for s in range(4):
+            rewards[i, s] = 0
+        if a < 0 or a >= ACTION_SPACE or not masks[i, a]:
+            status[i] = BAD_ACTION
+            continue
+        before0 = st.scores[0]
+        before1 = st.scores[1]
+        before2 = st.scores[2]
+        before3 = st.scores[3]
+        apply(st, a, rules, flags, waits)
+        rewards[i, 0] = st.scores[0] - before0
+        rewards[i, 1] = st.scores[1] - before1
+        rewards[i, 2] = st.scores[2] - before2
+        rewards[i, 3] = st.scores[3] - before3
+        if st.phase == PH_OVER:
+            done[i] = True
+            for s in range(4):
+                final_scores[i, s] = st.scores[s]
+            hand_no[i] += 1
+            _deal_seed(st, seed_base[i] + np.uint64(hand_no[i]) * SEED_STRIDE, rules)
+        legal_mask(st, rules, flags, masks[i])
+
+
+@njit
+def check_state(st) -> int:
+    """0 if the record is consistent, else the number of the first broken invariant.
+
+    1 tile conservation, 2 zero-sum scores, 3 a count above 4, 4 a hand size,
+    5 the seat to act has won.
+    """
+    census = np.zeros(27, dtype=np.int64)
+    for k in range(st.head, st.tail + 1):
+        census[st.wall[k]] += 1
+    for s in range(4):
+        for t in range(27):
+            census[t] += st.hands[s, t]
+            if st.hands[s, t] > 4:
+                return 3
+        for j in range(st.n_melds[s]):
+            census[st.melds[s, j, 1]] += 3 if st.melds[s, j, 0] == MELD_PONG else 4
+        for k in range(st.n_river[s]):
+            if st.river_flag[s, k] != RIVER_MELDED:
+                census[st.river[s, k]] += 1
+        if st.phase == PH_EXCHANGE:
+            for k in range(st.n_picks[s]):
+                census[st.picks[s, k]] += 1
+    for t in range(27):
+        if census[t] != 4:
+            return 1
+    if st.scores[0] + st.scores[1] + st.scores[2] + st.scores[3] != 0:
+        return 2
+    for s in range(4):
+        size = 3 * np.int64(st.n_melds[s])
+        for t in range(27):
+            size += st.hands[s, t]
+        if st.phase == PH_EXCHANGE:
+            size += st.n_picks[s]
+        if st.won[s]:
+            want = 14 if st.win_from[s] < 0 else 13
+        elif (
+            ((st.phase == PH_EXCHANGE or st.phase == PH_VOID) and s == st.dealer)
+            or (st.phase == PH_TURN and s == st.to_act)
+            or (st.phase == PH_ROB and s == st.claim_from)
+        ):
+            want = 14
+        else:
+            want = 13
+        if size != want:
+            return 4
+    if st.phase != PH_OVER and st.won[st.to_act]:
+        return 5
+    return 0
+
+
+@njit
+def _soak_one(st, seed, mask, rules, flags, waits, hu_first: bool) -> int:
+    _deal_seed(st, seed, rules)
+    rng = seed ^ np.uint64(0x5851F42D4C957F2D)
+    k = 0
+    code = check_state(st)
+    while code == 0 and st.phase != PH_OVER and k < 2000:
+        m = legal_mask(st, rules, flags, mask)
+        if m == 0:
+            return 100 * k + 6
+        rng = rng * np.uint64(6364136223846793005) + np.uint64(1442695040888963407)
+        pick = np.int64((rng >> np.uint64(33)) % np.uint64(m))
+        chosen = -1
+        if hu_first and mask[HU]:
+            chosen = HU
+        else:
+            for a in range(ACTION_SPACE):
+                if mask[a]:
+                    if pick == 0:
+                        chosen = a
+                        break
+                    pick -= 1
+        apply(st, chosen, rules, flags, waits)
+        k += 1
+        code = check_state(st)
+    if code == 0 and st.phase != PH_OVER:
+        code = 7
+    return 0 if code == 0 else 100 * k + code
+
+
+@njit(parallel=True)
+def _soak_chunk(states, masks, seeds, start, out, rules, flags, waits, hu_first) -> None:
+    n = min(states.shape[0], seeds.shape[0] - start)
+    for j in numba.prange(n):
+        out[start + j] = _soak_one(
+            states[j], seeds[start + j], masks[j], rules, flags, waits, hu_first
+        )
+
+
+def soak(seeds: np.ndarray, rules, flags, waits, hu_first: bool, chunk: int = 4096) -> np.ndarray:
+    """Play one random hand per seed, checking ``check_state`` after every decision.
+
+    Returns per hand: 0 clean, else ``100 * decision + code`` of the first failure.
+    With ``hu_first`` a legal win is always taken (more wins, kongs and settlements).
+    """
+    seeds = np.ascontiguousarray(seeds, dtype=np.uint64)
+    out = np.zeros(seeds.shape[0], dtype=np.int64)
+    states = np.zeros(chunk, dtype=STATE_DTYPE)
+    masks = np.zeros((chunk, ACTION_SPACE), dtype=np.int8)
+    for start in range(0, seeds.shape[0], chunk):
+        _soak_chunk(states, masks, seeds, start, out, rules, flags, waits, hu_first)
+    return out
