@@ -18,9 +18,10 @@ import numpy as np
 
 from .._jit import njit
 from ..kernels.layout import MELD_PONG
-from .actions import ACTION_SPACE, HU
+from .actions import ACTION_SPACE
+from .selfplay import choose, deal_seed
 from .state import PH_EXCHANGE, PH_OVER, PH_ROB, PH_TURN, PH_VOID, RIVER_MELDED, STATE_DTYPE
-from .step import apply, deal, legal_mask, make_deal
+from .step import apply, legal_mask
 
 SEED_STRIDE = np.uint64(0x9E3779B97F4A7C15)
 """Distance between the seeds of consecutive hands of one slot."""
@@ -29,18 +30,11 @@ BAD_ACTION = 1
 """``step_batch`` status of a hand whose action was not legal (that hand did not move)."""
 
 
-@njit
-def _deal_seed(st, seed: np.uint64, rules) -> None:
-    wall = np.empty(108, dtype=np.uint8)
-    dealer, offset = make_deal(seed, wall)
-    deal(st, wall, dealer, offset, rules)
-
-
 @njit(parallel=True)
 def reset_batch(states, seed_base, hand_no, masks, rules, flags) -> None:
     """Deal hand ``hand_no[i]`` of every slot and fill its legal mask."""
     for i in numba.prange(states.shape[0]):
-        _deal_seed(states[i], seed_base[i] + np.uint64(hand_no[i]) * SEED_STRIDE, rules)
+        deal_seed(states[i], seed_base[i] + np.uint64(hand_no[i]) * SEED_STRIDE, rules)
         legal_mask(states[i], rules, flags, masks[i])
 
 
@@ -89,7 +83,7 @@ def step_batch(
             for s in range(4):
                 final_scores[i, s] = st.scores[s]
             hand_no[i] += 1
-            _deal_seed(st, seed_base[i] + np.uint64(hand_no[i]) * SEED_STRIDE, rules)
+            deal_seed(st, seed_base[i] + np.uint64(hand_no[i]) * SEED_STRIDE, rules)
         legal_mask(st, rules, flags, masks[i])
 
 
@@ -145,8 +139,8 @@ def check_state(st) -> int:
 
 
 @njit
-def _soak_one(st, seed, mask, rules, flags, waits, hu_first: bool) -> int:
-    _deal_seed(st, seed, rules)
+def _soak_one(st, seed, mask, policy, rules, flags, waits, dist) -> int:
+    deal_seed(st, seed, rules)
     rng = seed ^ np.uint64(0x5851F42D4C957F2D)
     k = 0
     code = check_state(st)
@@ -154,19 +148,8 @@ def _soak_one(st, seed, mask, rules, flags, waits, hu_first: bool) -> int:
         m = legal_mask(st, rules, flags, mask)
         if m == 0:
             return 100 * k + 6
-        rng = rng * np.uint64(6364136223846793005) + np.uint64(1442695040888963407)
-        pick = np.int64((rng >> np.uint64(33)) % np.uint64(m))
-        chosen = -1
-        if hu_first and mask[HU]:
-            chosen = HU
-        else:
-            for a in range(ACTION_SPACE):
-                if mask[a]:
-                    if pick == 0:
-                        chosen = a
-                        break
-                    pick -= 1
-        apply(st, chosen, rules, flags, waits)
+        a, rng = choose(st, mask, m, rng, policy, rules, dist)
+        apply(st, a, rules, flags, waits)
         k += 1
         code = check_state(st)
     if code == 0 and st.phase != PH_OVER:
@@ -175,24 +158,34 @@ def _soak_one(st, seed, mask, rules, flags, waits, hu_first: bool) -> int:
 
 
 @njit(parallel=True)
-def _soak_chunk(states, masks, seeds, start, out, rules, flags, waits, hu_first) -> None:
+def _soak_chunk(states, masks, seeds, start, out, policy, rules, flags, waits, dist) -> None:
     n = min(states.shape[0], seeds.shape[0] - start)
     for j in numba.prange(n):
         out[start + j] = _soak_one(
-            states[j], seeds[start + j], masks[j], rules, flags, waits, hu_first
+            states[j], seeds[start + j], masks[j], policy, rules, flags, waits, dist
         )
 
 
-def soak(seeds: np.ndarray, rules, flags, waits, hu_first: bool, chunk: int = 4096) -> np.ndarray:
-    """Play one random hand per seed, checking ``check_state`` after every decision.
+def soak(seeds: np.ndarray, policy: int, rules, tables: dict, chunk: int = 4096) -> np.ndarray:
+    """Play one hand per seed under a ``selfplay`` policy, checking after every decision.
 
-    Returns per hand: 0 clean, else ``100 * decision + code`` of the first failure.
-    With ``hu_first`` a legal win is always taken (more wins, kongs and settlements).
+    ``check_state`` runs after each decision. Returns per hand: 0 clean, else ``100 * decision + code`` of the first failure.
     """
     seeds = np.ascontiguousarray(seeds, dtype=np.uint64)
     out = np.zeros(seeds.shape[0], dtype=np.int64)
     states = np.zeros(chunk, dtype=STATE_DTYPE)
     masks = np.zeros((chunk, ACTION_SPACE), dtype=np.int8)
     for start in range(0, seeds.shape[0], chunk):
-        _soak_chunk(states, masks, seeds, start, out, rules, flags, waits, hu_first)
+        _soak_chunk(
+            states,
+            masks,
+            seeds,
+            start,
+            out,
+            policy,
+            rules,
+            tables["FLAGS"],
+            tables["WAITS"],
+            tables["DIST"],
+        )
     return out
