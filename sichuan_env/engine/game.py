@@ -216,13 +216,19 @@ class Game:
         st = self._st[0]
         seat = int(st["to_act"])
         phase = int(st["phase"])
-        legal = self.legal_ids()
-        if not isinstance(action, (int, np.integer)) or int(action) not in set(legal.tolist()):
+        _step.legal_mask(st, self._r, _T["FLAGS"], self._scratch)
+        ok = isinstance(action, (int, np.integer)) and not isinstance(action, bool)
+        ok = ok and 0 <= int(action) < ACTION_SPACE
+        if not ok or not self._scratch[int(action)]:
+            legal = np.flatnonzero(self._scratch)
             raise IllegalActionError(
                 f"action id {action!r} is not legal for seat {seat}", [str(int(a)) for a in legal]
             )
         a = int(action)
-        text = self.legal()[list(legal).index(a)] if phase != PH_EXCHANGE else None
+        text = None
+        if phase != PH_EXCHANGE:
+            added = SELF_KONG <= a < SELF_KONG + 27 and st["hands"][seat, a - SELF_KONG] < 4
+            text = action_to_str(a, added=bool(added))
         before = st["scores"].copy()
         _step.apply(st, a, self._r, _T["FLAGS"], _T["WAITS"])
         if phase == PH_EXCHANGE:
