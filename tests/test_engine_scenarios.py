@@ -9,7 +9,7 @@ from engine_helpers import build_wall, game_with, ordered, scripted, voids
 
 from sichuan_env import Game, IllegalActionError, RuleConfig, check_invariants, tile_name
 
-SEAT3 = "147258369147s2s"
+SEAT3 = "1224445666899s"  # noten (shanten 2 with void m): it never wins or claims
 VOIDS = voids("s", "s", "s", "m")
 
 
@@ -261,3 +261,100 @@ def test_illegal_actions_leave_the_hand_unchanged():
         assert "legal:" in str(err.value)
     assert g.state.tobytes() == before.tobytes()
     assert isinstance(IllegalActionError("x"), ValueError)
+
+
+def test_after_a_pong_only_discards_and_added_kong_payments():
+    # seat 2 pongs 5p (then may only discard), later adds the fourth 5p; seat 1 declines
+    # to rob (a 过胡 block), the kong completes: 1 from each other player, then a
+    # replacement from the tail
+    g = game_with(
+        ("5p66p77p88p99p55m66m", "123m456m789m11p46p", "55p111m222m333m44m", SEAT3),
+        "7m",
+        draws="9s" + "8m" + "9m" + "5p",
+        tail="9p",
+    )
+    scripted(g, [*VOIDS, (0, "discard 5p"), (1, "pass"), (2, "pong")])
+    assert all(a.startswith("discard") for a in g.legal())
+    scripted(g, [(2, "discard 1m"), (3, "discard 9s"), (0, "discard 8m"), (1, "discard 9m")])
+    scripted(g, [(2, "added_kong 5p"), (1, "pass")])
+    assert g.melds(2) == [("kong", "5p")]
+    assert g.scores() == [-1, -1, 3, -1]
+    assert g.to_act() == 2 and int(g.state["drawn_tile"]) == ordered("9p")[0]
+    assert int(g.state["passed_fan"][1]) == 2  # declined 1 + qiang_gang
+
+
+def test_void_tiles_must_go_first():
+    hands = (
+        "23m456p789p11p22p3p",
+        "44m55m66m77m88m99m1m",
+        "111s222s333s555s6s",
+        "777s888s999s444s6s",
+    )
+    g = game_with(hands, "1s")
+    scripted(g, voids("m", "s", "m", "m"))
+    assert sorted(a for a in g.legal() if a.startswith("discard")) == ["discard 2m", "discard 3m"]
+
+
+def test_refunds_reach_players_who_have_won():
+    # 10.1.8: seat 2's kong income goes back to all three payers at 退税, seat 1 included
+    hands = ("147m369m2p5p3p1p4p7p9p", "123m456m789m45p11p", "8888p22p33p9p1m6p7p1p", SEAT3)
+    g = game_with(hands, "2m", draws="3s5m6p", tail="4m")
+    scripted(g, [*VOIDS, (0, "discard 2m"), (1, "discard 3s"), (2, "concealed_kong 8p")])
+    scripted(g, [(2, "discard 1m"), (3, "discard 6p"), (1, "hu")])
+    assert g.scores() == [-2, -1, 6, -3]
+    auto(g)
+    res = g.result()
+    assert res["end"] == "wall_empty" and res["settlement"]["tenpai"] == []
+    assert res["scores"] == [0, 1, 0, -1]
+
+
+def test_a_kong_first_makes_a_later_win_kong_flower_not_heavenly():
+    hands = ("1111m234m567p99p2p", "456m789m56p78p88p9m", "22m33m55m66m77m8m9p1p", SEAT3)
+    g = game_with(hands, "3p", tail="4p")
+    scripted(g, [*VOIDS, (0, "concealed_kong 1m"), (0, "hu")])
+    win = g.wins()[0]
+    assert (win["base"], win["fan"], win["extras"]) == ("pinghu", 3, ["gang_shang_hua"])
+    assert g.scores() == [18, -6, -6, -6]
+
+
+def test_self_draw_base_bonus():
+    rules = RuleConfig(self_draw_bonus="base")
+    g = game_with(
+        ("11p22p33p44p66m77m8m", "11m23m56m9m78p9p6p2p3p", "555p123m456m78m99p", SEAT3),
+        "5p",
+        tail="9m",
+        rules=rules,
+    )
+    scripted(g, [*VOIDS, (0, "discard 5p"), (2, "kong"), (2, "hu")])
+    assert g.scores() == [-7, -5, 17, -5]  # 4 points + 1 base from each payer
+    assert g.wins()[0]["points"] == 4  # the bonus shows in scores, not in the win's points
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_haidi_exactly_on_the_last_tile(seed):
+    import numpy as np
+
+    from sichuan_env.engine import selfplay
+    from sichuan_env.engine.actions import ACTION_SPACE
+    from sichuan_env.kernels.tables import get_tables
+    from sichuan_env.rules.config import kernel_rules
+
+    rules = RuleConfig(haidi=True, jingou=True, self_draw_bonus="fan")
+    g = Game(rules, seed=seed)
+    mask = np.zeros(ACTION_SPACE, dtype=np.int8)
+    rng = np.uint64(seed)
+    dist = get_tables()["DIST"]
+    while not g.is_over():
+        mask[:] = 0
+        legal = g.legal_ids()
+        mask[legal] = 1
+        a, rng = selfplay.choose(
+            g.state, mask, len(legal), rng, selfplay.GREEDY, kernel_rules(rules), dist
+        )
+        rng = np.uint64(rng)
+        wall_left = g.wall_left()
+        n_wins = len(g.wins())
+        g.step_id(int(a))
+        for w in g.wins()[n_wins:]:
+            assert ("haidi" in w["extras"]) == (wall_left == 0)
+            assert ("zimo" in w["extras"]) == (w["from"] is None)
