@@ -358,3 +358,17 @@ def test_haidi_exactly_on_the_last_tile(seed):
         for w in g.wins()[n_wins:]:
             assert ("haidi" in w["extras"]) == (wall_left == 0)
             assert ("zimo" in w["extras"]) == (w["from"] is None)
+
+
+def test_views_hide_what_a_seat_cannot_see():
+    g = game_with(("66p77p88p99p55m66m7m", "123m456m789m11p46p", "111m222m333m444m5p", SEAT3), "5p")
+    scripted(g, [(0, "void s"), (1, "void s")])
+    v = g.view(0)
+    assert v["voids"] == ["s", None, None, None]  # hidden until all four have declared
+    assert v["hand"] == g.hand(0) and "hands" not in v
+    scripted(g, [(2, "void s"), (3, "void m")])
+    assert g.view(0)["voids"] == ["s", "s", "s", "m"]
+    scripted(g, [(0, "discard 5p"), (1, "hu"), (2, "pass")])
+    assert g.view(1)["hand"] is None  # a winner's hand is frozen and hidden
+    assert g.table()["hands"][1] == g.hand(1)
+    assert g.view(3)["wins"] == [{"seat": 1, "tile": "5p", "from": 0}]
