@@ -10,6 +10,7 @@ Rules follow ``RULES.md`` (shipped as ``docs/rules.md``).
 """
 
 from .engine import Game, IllegalActionError, check_invariants
+from .envs.pettingzoo import env, raw_env
 from .hand import is_win, is_win_batch, shanten, shanten_batch, waits, waits_batch, waits_mask
 from .rules import (
     PRESETS,
@@ -34,9 +35,11 @@ __all__ = [
     "__version__",
     "best_wait_score",
     "check_invariants",
+    "env",
     "is_win",
     "is_win_batch",
     "parse",
+    "raw_env",
     "score_win",
     "score_win_batch",
     "shanten",

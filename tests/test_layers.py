@@ -4,7 +4,7 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "sichuan_env"
-ORDER = ["_jit", "tiles", "kernels", "hand", "rules", "engine", "encoding", "env"]
+ORDER = ["_jit", "tiles", "kernels", "hand", "rules", "engine", "encoding", "envs"]
 
 
 def _layer(module: str) -> int | None:

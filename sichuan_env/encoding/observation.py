@@ -42,10 +42,22 @@ from ..kernels.layout import MELD_CONCEALED_KONG, MELD_KONG, MELD_PONG, R_BASE_P
 
 OBS_SPEC = {
     1: (
-        ("hand", 4), ("melds@rel", 12), ("discards@rel", 16), ("recent@rel", 16),
-        ("void@rel", 4), ("won@rel", 8), ("win_from@rel", 4), ("visible", 4), ("claim", 1),
-        ("phase", 1), ("drawn", 1), ("picks", 1), ("wall", 1), ("dealer", 1),
-        ("scores@rel", 8), ("exchange", 1),
+        ("hand", 4),
+        ("melds@rel", 12),
+        ("discards@rel", 16),
+        ("recent@rel", 16),
+        ("void@rel", 4),
+        ("won@rel", 8),
+        ("win_from@rel", 4),
+        ("visible", 4),
+        ("claim", 1),
+        ("phase", 1),
+        ("drawn", 1),
+        ("picks", 1),
+        ("wall", 1),
+        ("dealer", 1),
+        ("scores@rel", 8),
+        ("exchange", 1),
     )
 }
 """Row blocks per version, in order."""

@@ -28,6 +28,8 @@ SEED_STRIDE = np.uint64(0x9E3779B97F4A7C15)
 
 BAD_ACTION = 1
 """``step_batch`` status of a hand whose action was not legal (that hand did not move)."""
+HAND_DONE = 2
+"""``step_one`` result when the decision ended the hand (it was re-dealt)."""
 
 
 @njit(parallel=True)
@@ -38,20 +40,48 @@ def reset_batch(states, seed_base, hand_no, masks, rules, flags) -> None:
         legal_mask(states[i], rules, flags, masks[i])
 
 
+@njit
+def step_one(
+    st, a, mask, seed, hand_no, i, rewards, final, last_log, keep_log, rules, flags, waits
+) -> int:
+    """One decision of hand ``i``: 0 played, ``BAD_ACTION``, or ``HAND_DONE`` (then re-dealt).
+
+    Writes the point changes into ``rewards`` (``[4]``); when the hand ends,
+    its final scores into ``final`` and, with ``keep_log``, its decision log
+    into ``last_log`` (``int16[MAX_LOG + 1]``, the count first), then deals the
+    next hand. Always refreshes ``mask`` for the next decision.
+    """
+    for s in range(4):
+        rewards[s] = 0
+    if a < 0 or a >= ACTION_SPACE or not mask[a]:
+        return BAD_ACTION
+    b0 = st.scores[0]
+    b1 = st.scores[1]
+    b2 = st.scores[2]
+    b3 = st.scores[3]
+    apply(st, a, rules, flags, waits)
+    rewards[0] = st.scores[0] - b0
+    rewards[1] = st.scores[1] - b1
+    rewards[2] = st.scores[2] - b2
+    rewards[3] = st.scores[3] - b3
+    code = 0
+    if st.phase == PH_OVER:
+        code = HAND_DONE
+        for s in range(4):
+            final[s] = st.scores[s]
+        if keep_log:
+            last_log[0] = st.n_log
+            for k in range(st.n_log):
+                last_log[k + 1] = st.log[k]
+        hand_no[i] += 1
+        deal_seed(st, seed + np.uint64(hand_no[i]) * SEED_STRIDE, rules)
+    legal_mask(st, rules, flags, mask)
+    return code
+
+
 @njit(parallel=True)
 def step_batch(
-    states,
-    actions,
-    seed_base,
-    hand_no,
-    masks,
-    rewards,
-    done,
-    final_scores,
-    status,
-    rules,
-    flags,
-    waits,
+    states, actions, seed_base, hand_no, masks, rewards, done, final, status, rules, flags, waits
 ) -> None:
     """One decision per hand; rewards ``[N, 4]``, auto-reset, next legal masks.
 
@@ -59,32 +89,25 @@ def step_batch(
     the previous call fill them). A hand whose action is not legal is left
     unchanged with ``status[i] = BAD_ACTION``.
     """
+    no_log = np.zeros(1, dtype=np.int16)
     for i in numba.prange(states.shape[0]):
-        st = states[i]
-        a = actions[i]
-        done[i] = False
-        status[i] = 0
-        for s in range(4):
-            rewards[i, s] = 0
-        if a < 0 or a >= ACTION_SPACE or not masks[i, a]:
-            status[i] = BAD_ACTION
-            continue
-        before0 = st.scores[0]
-        before1 = st.scores[1]
-        before2 = st.scores[2]
-        before3 = st.scores[3]
-        apply(st, a, rules, flags, waits)
-        rewards[i, 0] = st.scores[0] - before0
-        rewards[i, 1] = st.scores[1] - before1
-        rewards[i, 2] = st.scores[2] - before2
-        rewards[i, 3] = st.scores[3] - before3
-        if st.phase == PH_OVER:
-            done[i] = True
-            for s in range(4):
-                final_scores[i, s] = st.scores[s]
-            hand_no[i] += 1
-            deal_seed(st, seed_base[i] + np.uint64(hand_no[i]) * SEED_STRIDE, rules)
-        legal_mask(st, rules, flags, masks[i])
+        code = step_one(
+            states[i],
+            actions[i],
+            masks[i],
+            seed_base[i],
+            hand_no,
+            i,
+            rewards[i],
+            final[i],
+            no_log,
+            False,
+            rules,
+            flags,
+            waits,
+        )
+        done[i] = code == HAND_DONE
+        status[i] = BAD_ACTION if code == BAD_ACTION else 0
 
 
 @njit

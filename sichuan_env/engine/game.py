@@ -418,8 +418,10 @@ class Game:
             "hand": None if st["won"][s] else self.hand(s),
             "melds": [self.melds(o) for o in range(4)],
             "discards": [self.discards(o) for o in range(4)],
-            "voids": [v if o == s else pv for o, (v, pv) in
-                      enumerate(zip(self.voids(), self.voids(public=True), strict=True))],
+            "voids": [
+                v if o == s else pv
+                for o, (v, pv) in enumerate(zip(self.voids(), self.voids(public=True), strict=True))
+            ],
             "wins": [{k: w[k] for k in ("seat", "tile", "from")} for w in self.wins()],
             "wall_left": self.wall_left(),
             "scores": self.scores(),

@@ -1,0 +1,1 @@
+"""RL adapters over the engine: the PettingZoo AEC env and the batched vector env."""

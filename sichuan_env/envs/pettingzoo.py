@@ -1,0 +1,180 @@
+"""Sichuan Mahjong, 血战到底 ("blood battle to the end"), as a PettingZoo AEC env.
+
+| Creation     | ``sichuan_env.env(rules=RuleConfig(), obs_version=1, oracle=False, render_mode=None)`` |
+| Agents       | ``player_0`` … ``player_3``; ``player_i`` sits in seat i (the dealer is drawn by seed) |
+| Actions      | ``Discrete(88)``, named ranges below; ``action_to_str`` / ``action_from_str``          |
+| Observation  | ``{"observation": uint8[83, 27], "action_mask": int8[88]}`` (oracle: ``uint8[150, 27]``) |
+| Rewards      | point changes of every seat at every step (zero-sum, unscaled: they sum to the scores) |
+| Episode      | one hand; every agent terminates when it ends; no truncation                         |
+
+**Actions** (``sichuan_env.engine.actions``): ``0–26`` discard tile t;
+``27–53`` pick tile t for 换三张 (three picks, one per step); ``54–56`` declare
+void suit m/p/s; ``57–83`` concealed kong, or added kong on a pong, of tile t;
+``84`` pong; ``85`` kong (direct, of the discard); ``86`` hu; ``87`` pass.
+``action_to_str(id)`` gives the record syntax of RULES.md §10 ("discard 5p",
+"void s", "pong"; picks are "pick 3m"); ``action_from_str`` the inverse.
+
+**Observation**: planes over the 27 tile types, relative to the observing
+seat (0 = me, 1 = next, 2 = opposite, 3 = previous); the row table is in
+``sichuan_env.encoding.observation`` (hand, melds, discards with the latest
+four in order, void suits (others' hidden until all four declared), wins
+with their tile and payer, visible tiles, the claimable tile and kind of
+decision, tiles left, dealer, scores). ``oracle=True`` adds every hidden
+hand and the remaining wall in draw order, for oracle-guided training and
+centralised critics. ``action_mask`` is all zero for an agent that is not
+to act (and for winners, who never act again).
+
+**Turns**: the engine asks one seat at a time (RULES.md §10): the dealer's
+turn, then claim windows where each seat with a claim answers in turn, and
+so on. Winners stay in ``agents`` until the hand ends, are never selected,
+and keep receiving rewards, since payments (退税) can reach them after they
+win. ``infos[agent]["legal_actions"]`` holds the decoded legal actions of the
+agent to act (empty for the others). ``env.unwrapped.game`` is the engine's
+``Game``, so ``env.unwrapped.game.record()`` is the replayable game record.
+
+An illegal action raises ``IllegalActionError`` listing the legal ones.
+
+Glossary: 碰 pong · 杠 kong · 胡 hu (win) · 定缺 declare a void suit · 换三张
+exchange three · 根 root (four of a kind) · 花猪 flower pig (a void tile kept).
+
+Version history
+* v1: initial release (observation v1).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from ..encoding.observation import encode_v1, obs_rows
+from ..engine.actions import ACTION_SPACE, action_from_str, action_to_str
+from ..engine.game import Game
+from ..rules.config import RuleConfig, kernel_rules
+from .render import render_seat
+
+AGENTS = [f"player_{i}" for i in range(4)]
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The AEC env with PettingZoo's standard wrappers (order and bounds checks)."""
+    e = raw_env(**kwargs)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    return wrappers.OrderEnforcingWrapper(e)
+
+
+class raw_env(AECEnv):
+    """One hand of 血战到底 per episode; see the module docstring for the full spec."""
+
+    metadata = {"render_modes": ["ansi"], "name": "sichuan_xuezhan_v1", "is_parallelizable": False}
+
+    def __init__(
+        self,
+        rules: RuleConfig | None = None,
+        obs_version: int = 1,
+        oracle: bool = False,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.rules = RuleConfig() if rules is None else rules
+        if not isinstance(self.rules, RuleConfig):
+            raise ValueError(f"rules must be a RuleConfig, got {type(self.rules).__name__}")
+        if obs_version != 1:
+            raise ValueError(f"unknown obs_version {obs_version}; known: [1]")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.obs_version = obs_version
+        self.oracle = bool(oracle)
+        self.render_mode = render_mode
+        self._r = kernel_rules(self.rules)
+        self.possible_agents = list(AGENTS)
+        self.agents = list(AGENTS)
+        shape = (obs_rows(obs_version, self.oracle), 27)
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0, 1, shape, dtype=np.uint8),
+                "action_mask": spaces.Box(0, 1, (ACTION_SPACE,), dtype=np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in AGENTS}
+        self.action_spaces = {a: spaces.Discrete(ACTION_SPACE) for a in AGENTS}
+        self._rng = np.random.default_rng()
+        self.game: Game | None = None
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        """The observation space of an agent (the same for all)."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        """``Discrete(88)`` for every agent."""
+        return self.action_spaces[agent]
+
+    @staticmethod
+    def action_to_str(action: int) -> str:
+        """Record syntax of an action id (RULES.md §10)."""
+        return action_to_str(action)
+
+    @staticmethod
+    def action_from_str(text: str) -> list[int]:
+        """Action ids of a record action (three picks for ``exchange``)."""
+        return action_from_str(text)
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Deal a new hand; ``seed`` makes the sequence of hands reproducible."""
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self.game = Game(self.rules, seed=int(self._rng.integers(0, 2**63)))
+        self.agents = list(AGENTS)
+        self.rewards = {a: 0 for a in self.agents}
+        self._cumulative_rewards = {a: 0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self._skip_agent_selection = None
+        self.agent_selection = AGENTS[self.game.to_act()]
+        self._update_infos()
+
+    def _update_infos(self) -> None:
+        legal = self.game.legal() if not self.game.is_over() else []
+        for a in self.agents:
+            self.infos[a] = {"legal_actions": legal if a == self.agent_selection else []}
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``{"observation", "action_mask"}`` of ``agent``."""
+        seat = AGENTS.index(agent)
+        obs = np.zeros(self.observation_spaces[agent]["observation"].shape, dtype=np.uint8)
+        encode_v1(self.game.state, seat, self.oracle, self._r, obs)
+        mask = np.zeros(ACTION_SPACE, dtype=np.int8)
+        if not self.game.is_over() and self.game.to_act() == seat:
+            mask[self.game.legal_ids()] = 1
+        return {"observation": obs, "action_mask": mask}
+
+    def step(self, action: int | None) -> None:
+        """Take the selected agent's action (None for agents whose episode ended)."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        before = np.array(self.game.scores())
+        self._cumulative_rewards[agent] = 0
+        self.game.step_id(int(action))  # IllegalActionError if not legal
+        deltas = np.array(self.game.scores()) - before
+        self.rewards = {a: int(deltas[i]) for i, a in enumerate(AGENTS) if a in self.agents}
+        self._accumulate_rewards()
+        if self.game.is_over():
+            self.terminations = {a: True for a in self.agents}
+        else:
+            self.agent_selection = AGENTS[self.game.to_act()]
+        self._update_infos()
+
+    def render(self) -> str | None:
+        """``ansi``: the selected agent's view as text."""
+        if self.render_mode is None:
+            return None
+        return render_seat(self.game, AGENTS.index(self.agent_selection))
+
+    def close(self) -> None:
+        """Nothing to release."""
