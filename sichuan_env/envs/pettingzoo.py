@@ -43,7 +43,7 @@ Version history
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -69,7 +69,11 @@ def env(**kwargs: Any) -> AECEnv:
 class raw_env(AECEnv):
     """One hand of 血战到底 per episode; see the module docstring for the full spec."""
 
-    metadata = {"render_modes": ["ansi"], "name": "sichuan_xuezhan_v1", "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi"],
+        "name": "sichuan_xuezhan_v1",
+        "is_parallelizable": False,
+    }
 
     def __init__(
         self,

@@ -21,10 +21,11 @@ def render_seat(game: Game, seat: int, *, reveal: bool = False) -> str:
     """What ``seat`` sees (everything with ``reveal``), one line per seat, as plain text."""
     view = game.table() if reveal else game.view(seat)
     wins = {w["seat"]: w for w in game.wins()}
-    lines = [
+    head = (
         f"phase {view['phase']}  to act: {view['to_act']}  wall: {view['wall_left']}  "
         f"dealer: seat {view['dealer']}"
-    ]
+    )
+    lines = [head]
     for r in range(4):
         s = (seat + r) % 4
         void = view["voids"][s] or "?"

@@ -217,8 +217,9 @@ class VectorEnv:
         return game.record()
 
     def game(self, i: int) -> Game:
-        """A ``Game`` replaying the hand now running in slot ``i`` (a copy: stepping it
-        does not move the slot).
+        """A ``Game`` replaying the hand now running in slot ``i``.
+
+        It is a copy: stepping it does not move the slot.
         """
         st = self.states[i]
         seed = int(self._seed_base[i] + np.uint64(self._hand_no[i]) * SEED_STRIDE)
