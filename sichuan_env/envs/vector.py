@@ -147,10 +147,21 @@ class VectorEnv:
         base = np.uint64(seed) * np.uint64(self.num_envs)
         self._seed_base[:] = base + np.arange(self.num_envs, dtype=np.uint64)
 
-    def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Deal every slot; returns ``(obs, mask, seat)`` of the first decisions."""
+    def reset(
+        self, seed: int | None = None, *, seeds: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Deal every slot; returns ``(obs, mask, seat)`` of the first decisions.
+
+        ``seeds`` (one per slot) overrides the base seed: slots with equal seeds
+        deal the same hands, as duplicate matches need.
+        """
         if seed is not None:
             self.seed(seed)
+        if seeds is not None:
+            arr = np.asarray(seeds)
+            if arr.shape != (self.num_envs,) or not np.issubdtype(arr.dtype, np.integer):
+                raise ValueError(f"seeds must be {self.num_envs} integers, got shape {arr.shape}")
+            self._seed_base[:] = arr.astype(np.uint64)
         self._hand_no[:] = 0
         reset_batch(
             self.states, self._seed_base, self._hand_no, self._masks, self._r, self._t["FLAGS"]
