@@ -1,0 +1,161 @@
+"""Env throughput with observations: the AEC env and VectorEnv against peer envs, same run.
+
+    python -m benchmarks.env            # about a minute
+    python -m benchmarks.env --quick
+
+The AEC env runs through ``sichuan_env.env()``'s wrappers with random legal
+actions and ``env.last()`` (so an observation is built at every decision).
+``VectorEnv`` steps N hands per call with random legal actions picked by a
+small numba helper (the agent's cost kept out of the figure), on 1 and 2
+cores. Peers run their own envs with random agents (``engine_peers.py``).
+Prints a table and writes JSON (machine, commit, figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+
+import sichuan_env
+from benchmarks import engine_peers
+from benchmarks.hand_eval import commit, log, machine_info
+from sichuan_env.envs.vector import VectorEnv
+
+
+@numba.njit(parallel=True, cache=True)
+def random_legal(masks, state, out) -> None:
+    """A random legal action per row (an LCG per row)."""
+    for i in numba.prange(masks.shape[0]):
+        s = state[i] * np.uint64(6364136223846793005) + np.uint64(1442695040888963407)
+        state[i] = s
+        n = 0
+        for a in range(masks.shape[1]):
+            n += masks[i, a]
+        k = np.int64((s >> np.uint64(33)) % np.uint64(n))
+        for a in range(masks.shape[1]):
+            if masks[i, a]:
+                if k == 0:
+                    out[i] = a
+                    break
+                k -= 1
+
+
+def aec(budget: float) -> dict:
+    """The AEC env with its wrappers, random legal actions."""
+    env = sichuan_env.env()
+    rng = np.random.default_rng(0)
+    hands = decisions = 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < budget:
+        env.reset(seed=hands)
+        for _ in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+            decisions += 1
+        hands += 1
+    return {"hands": hands, "decisions": decisions, "seconds": time.perf_counter() - t0}
+
+
+def vector(n_envs: int, threads: int, budget: float) -> dict:
+    """VectorEnv steps with random legal actions."""
+    venv = VectorEnv(n_envs, seed=1)
+    _, mask, _ = venv.reset()
+    state = np.arange(n_envs, dtype=np.uint64)
+    actions = np.zeros(n_envs, dtype=np.int64)
+    random_legal(mask, state, actions)
+    venv.step(actions)  # compile / load
+    numba.set_num_threads(threads)
+    steps = hands = 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < budget:
+        random_legal(mask, state, actions)
+        _, mask, _, _, done, _ = venv.step(actions)
+        steps += 1
+        hands += int(done.sum())
+    dt = time.perf_counter() - t0
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    return {"hands": hands, "decisions": steps * n_envs, "seconds": dt}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Run the benchmark; returns the JSON document it writes."""
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--budget", type=float, default=4.0, help="seconds per measurement")
+    p.add_argument("--envs", type=int, nargs="*", default=[1024, 4096], help="VectorEnv sizes")
+    p.add_argument("--peers", nargs="*", default=list(engine_peers.RUNNERS))
+    p.add_argument("--quick", action="store_true", help="1 s budgets")
+    p.add_argument("--json", type=Path, default=None)
+    args = p.parse_args(argv)
+    if args.quick:
+        args.budget = 1.0
+    rows = []
+
+    def add(impl: str, mode: str, r: dict) -> None:
+        rows.append(
+            {
+                "implementation": impl,
+                "mode": mode,
+                **r,
+                "decisions_per_s": r["decisions"] / r["seconds"],
+            }
+        )
+        log(f"  {impl} {mode}: {rows[-1]['decisions_per_s']:,.0f} decisions/s")
+
+    add("sichuan_env", "AEC env() + wrappers", aec(args.budget))
+    for n in args.envs:
+        for threads in sorted({1, numba.config.NUMBA_NUM_THREADS}):
+            add(
+                "sichuan_env",
+                f"VectorEnv x{n}, {threads} core{'s' if threads > 1 else ''}",
+                vector(n, threads, args.budget),
+            )
+    skipped = []
+    for name in args.peers:
+        try:
+            h, d, s = engine_peers.RUNNERS[name](args.budget)
+        except ImportError as exc:
+            skipped.append(f"{name}: not installed ({exc.name}); pip install -e .[bench]")
+            continue
+        add(name, "its env, random agents", {"hands": h, "decisions": d, "seconds": s})
+    aec_rate = rows[0]["decisions_per_s"]
+    head = f"{'implementation':<13} {'mode':<28} {'decisions/s':>13} {'vs our AEC':>11}"
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        print(
+            f"{r['implementation']:<13} {r['mode']:<28} {r['decisions_per_s']:>13,.0f} "
+            f"{r['decisions_per_s'] / aec_rate:>11.2f}"
+        )
+    print("Peers play other games; see benchmarks/engine_peers.py:")
+    for name in args.peers:
+        print(f"  {name}: {engine_peers.NOTES[name]}")
+    for note in skipped:
+        print(f"  skipped {note}")
+    doc = {
+        "benchmark": "env",
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "commit": commit(),
+        "machine": machine_info(),
+        "settings": {"budget_s": args.budget, "envs": args.envs},
+        "results": rows,
+        "skipped": skipped,
+    }
+    out = args.json or Path("benchmarks/results") / f"env-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2))
+    print(f"\nwrote {out}")
+    return doc
+
+
+if __name__ == "__main__":
+    main()
