@@ -198,3 +198,9 @@ def encode_v1(st, me: int, oracle: bool, rules, out) -> None:
             _therm(out, ORACLE_HANDS + 4 * (r - 1), st.hands[(me + r) % 4])
         for k in range(min(55, max(left, 0))):
             out[WALL_ORDER + k, st.wall[st.head + k]] = 1
+
+
+@njit
+def encode_at(states, i: int, me: int, oracle: bool, rules, out) -> None:
+    """``encode_v1`` of ``states[i]`` (faster to call from Python than with a record)."""
+    encode_v1(states[i], me, oracle, rules, out)

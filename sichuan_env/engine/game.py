@@ -138,6 +138,7 @@ class Game:
         _step.deal(self._st[0], w, int(dealer), int(offset), self._r)
         self._actions: list[list[Any]] = []
         self._ledger: list[dict[str, Any]] = []
+        self._mask_ok = False  # self._scratch holds the legal mask of the current decision
 
     # ----------------------------------------------------------------- state
     @property
@@ -157,10 +158,22 @@ class Game:
         """``"exchange"``, ``"void"``, ``"turn"``, ``"claim"``, ``"rob"`` or ``"over"``."""
         return PHASE_NAMES[int(self._st[0]["phase"])]
 
+    def legal_mask(self) -> np.ndarray:
+        """``int8[88]``: 1 for each legal action id of the seat to act (a read-only view)."""
+        if not self._mask_ok:
+            _step.legal_mask_at(self._st, 0, self._r, _T["FLAGS"], self._scratch)
+            self._mask_ok = True
+        view = self._scratch.view()
+        view.flags.writeable = False
+        return view
+
     def legal_ids(self) -> np.ndarray:
         """The legal action ids of the seat to act (see ``engine/actions.py``)."""
-        _step.legal_mask(self._st[0], self._r, _T["FLAGS"], self._scratch)
-        return np.flatnonzero(self._scratch)
+        return np.flatnonzero(self.legal_mask())
+
+    def _apply(self, action: int) -> None:
+        _step.apply_at(self._st, 0, action, self._r, _T["FLAGS"], _T["WAITS"])
+        self._mask_ok = False
 
     def legal(self) -> list[str]:
         """The legal decisions of the seat to act, in record syntax (RULES.md §10)."""
@@ -202,7 +215,7 @@ class Game:
         seat = int(self._st[0]["to_act"])
         before = self._st[0]["scores"].copy()
         for a in ids:
-            _step.apply(self._st[0], a, self._r, _T["FLAGS"], _T["WAITS"])
+            self._apply(a)
         self._log(seat, action, before)
 
     def step_id(self, action: int) -> None:
@@ -216,11 +229,11 @@ class Game:
         st = self._st[0]
         seat = int(st["to_act"])
         phase = int(st["phase"])
-        _step.legal_mask(st, self._r, _T["FLAGS"], self._scratch)
+        mask = self.legal_mask()
         ok = isinstance(action, (int, np.integer)) and not isinstance(action, bool)
         ok = ok and 0 <= int(action) < ACTION_SPACE
-        if not ok or not self._scratch[int(action)]:
-            legal = np.flatnonzero(self._scratch)
+        if not ok or not mask[int(action)]:
+            legal = np.flatnonzero(mask)
             raise IllegalActionError(
                 f"action id {action!r} is not legal for seat {seat}", [str(int(a)) for a in legal]
             )
@@ -230,7 +243,7 @@ class Game:
             added = SELF_KONG <= a < SELF_KONG + 27 and st["hands"][seat, a - SELF_KONG] < 4
             text = action_to_str(a, added=bool(added))
         before = st["scores"].copy()
-        _step.apply(st, a, self._r, _T["FLAGS"], _T["WAITS"])
+        self._apply(a)
         if phase == PH_EXCHANGE:
             if int(st["n_picks"][seat]) == 3:
                 picks = sorted(int(t) for t in st["picks"][seat])
@@ -358,6 +371,7 @@ class Game:
         other.__dict__.update(self.__dict__)
         other._st = self._st.copy()
         other._scratch = np.zeros(ACTION_SPACE, dtype=np.int8)
+        other._mask_ok = False
         other._actions = [list(a) for a in self._actions]
         other._ledger = [dict(e) for e in self._ledger]
         return other

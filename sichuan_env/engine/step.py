@@ -280,3 +280,19 @@ def step(st, action: int, rules, flags, waits, scratch: np.ndarray) -> int:
         return ILLEGAL
     apply(st, action, rules, flags, waits)
     return OK
+
+
+# Entry points taking (records, index): numba types an array of records much
+# faster than a single record at dispatch, which matters for per-decision calls.
+
+
+@njit
+def legal_mask_at(states, i: int, rules, flags, out) -> int:
+    """``legal_mask`` of ``states[i]``."""
+    return legal_mask(states[i], rules, flags, out)
+
+
+@njit
+def apply_at(states, i: int, action: int, rules, flags, waits) -> None:
+    """``apply`` on ``states[i]``."""
+    apply(states[i], action, rules, flags, waits)

@@ -43,6 +43,7 @@ Version history
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -50,7 +51,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from ..encoding.observation import encode_v1, obs_rows
+from ..encoding.observation import encode_at, obs_rows
 from ..engine.actions import ACTION_SPACE, action_from_str, action_to_str
 from ..engine.game import Game
 from ..rules.config import RuleConfig, kernel_rules
@@ -59,11 +60,42 @@ from .render import render_seat
 AGENTS = [f"player_{i}" for i in range(4)]
 
 
+class LegalActions(Sequence):
+    """The legal actions of the seat to act as strings, decoded on first use.
+
+    Behaves as a list (``==``, ``in``, indexing, iteration); decoding costs a
+    few microseconds, so the env only pays it when a caller looks.
+    """
+
+    def __init__(self, game: Game) -> None:
+        self._game = game
+        self._items: list[str] | None = None
+
+    def _list(self) -> list[str]:
+        if self._items is None:
+            self._items = self._game.legal()
+        return self._items
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._list()[i]
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+    def __eq__(self, other: object) -> bool:
+        return self._list() == list(other) if isinstance(other, Sequence) else NotImplemented
+
+    def __repr__(self) -> str:
+        return repr(self._list())
+
+
 def env(**kwargs: Any) -> AECEnv:
-    """The AEC env with PettingZoo's standard wrappers (order and bounds checks)."""
-    e = raw_env(**kwargs)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    return wrappers.OrderEnforcingWrapper(e)
+    """The AEC env in PettingZoo's order-enforcing wrapper.
+
+    Out-of-range and illegal actions are caught by the raw env itself
+    (``IllegalActionError``), so no bounds wrapper is stacked on top.
+    """
+    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
 
 
 class raw_env(AECEnv):
@@ -97,6 +129,7 @@ class raw_env(AECEnv):
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
         shape = (obs_rows(obs_version, self.oracle), 27)
+        self._obs_shape = shape
         obs_space = spaces.Dict(
             {
                 "observation": spaces.Box(0, 1, shape, dtype=np.uint8),
@@ -142,18 +175,19 @@ class raw_env(AECEnv):
         self._update_infos()
 
     def _update_infos(self) -> None:
-        legal = self.game.legal() if not self.game.is_over() else []
+        legal = LegalActions(self.game) if not self.game.is_over() else []
         for a in self.agents:
             self.infos[a] = {"legal_actions": legal if a == self.agent_selection else []}
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation", "action_mask"}`` of ``agent``."""
         seat = AGENTS.index(agent)
-        obs = np.zeros(self.observation_spaces[agent]["observation"].shape, dtype=np.uint8)
-        encode_v1(self.game.state, seat, self.oracle, self._r, obs)
-        mask = np.zeros(ACTION_SPACE, dtype=np.int8)
-        if not self.game.is_over() and self.game.to_act() == seat:
-            mask[self.game.legal_ids()] = 1
+        obs = np.zeros(self._obs_shape, dtype=np.uint8)
+        encode_at(self.game._st, 0, seat, self.oracle, self._r, obs)
+        if self.agent_selection == agent and not self.terminations[agent]:
+            mask = self.game.legal_mask().copy()
+        else:
+            mask = np.zeros(ACTION_SPACE, dtype=np.int8)
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action: int | None) -> None:
@@ -162,11 +196,12 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        before = np.array(self.game.scores())
+        scores = self.game._st["scores"][0]
+        before = scores.tolist()
         self._cumulative_rewards[agent] = 0
         self.game.step_id(int(action))  # IllegalActionError if not legal
-        deltas = np.array(self.game.scores()) - before
-        self.rewards = {a: int(deltas[i]) for i, a in enumerate(AGENTS) if a in self.agents}
+        after = scores.tolist()
+        self.rewards = {a: after[i] - before[i] for i, a in enumerate(AGENTS)}
         self._accumulate_rewards()
         if self.game.is_over():
             self.terminations = {a: True for a in self.agents}
