@@ -27,6 +27,7 @@ from . import step as _step
 from .actions import ACTION_SPACE, SELF_KONG, action_from_str, action_to_str
 from .state import (
     END_WALL,
+    MAX_LOG,
     PH_CLAIM,
     PH_EXCHANGE,
     PH_OVER,
@@ -136,8 +137,7 @@ class Game:
                 offset = 0
             self.seed = None
         _step.deal(self._st[0], w, int(dealer), int(offset), self._r)
-        self._actions: list[list[Any]] = []
-        self._ledger: list[dict[str, Any]] = []
+        self._hist: tuple[int, list, list] | None = None  # cache of _history()
         self._mask_ok = False  # self._scratch holds the legal mask of the current decision
 
     # ----------------------------------------------------------------- state
@@ -210,13 +210,8 @@ class Game:
         legal = self.legal()
         if not isinstance(action, str) or action.strip() not in legal:
             raise IllegalActionError(f"{action!r} is not legal for seat {self.to_act()}", legal)
-        action = " ".join(action.split())
-        ids = action_from_str(action)
-        seat = int(self._st[0]["to_act"])
-        before = self._st[0]["scores"].copy()
-        for a in ids:
+        for a in action_from_str(" ".join(action.split())):
             self._apply(a)
-        self._log(seat, action, before)
 
     def step_id(self, action: int) -> None:
         """Take one decision given as an action id (exchange picks one tile at a time).
@@ -226,38 +221,52 @@ class Game:
         """
         if self.is_over():
             raise IllegalActionError("the hand is over", [])
-        st = self._st[0]
-        seat = int(st["to_act"])
-        phase = int(st["phase"])
         mask = self.legal_mask()
         ok = isinstance(action, (int, np.integer)) and not isinstance(action, bool)
-        ok = ok and 0 <= int(action) < ACTION_SPACE
-        if not ok or not mask[int(action)]:
-            legal = np.flatnonzero(mask)
+        if not ok or not 0 <= int(action) < ACTION_SPACE or not mask[int(action)]:
+            legal = [str(int(a)) for a in np.flatnonzero(mask)]
             raise IllegalActionError(
-                f"action id {action!r} is not legal for seat {seat}", [str(int(a)) for a in legal]
+                f"action id {action!r} is not legal for seat {self.to_act()}", legal
             )
-        a = int(action)
-        text = None
-        if phase != PH_EXCHANGE:
-            added = SELF_KONG <= a < SELF_KONG + 27 and st["hands"][seat, a - SELF_KONG] < 4
-            text = action_to_str(a, added=bool(added))
-        before = st["scores"].copy()
-        self._apply(a)
-        if phase == PH_EXCHANGE:
-            if int(st["n_picks"][seat]) == 3:
-                picks = sorted(int(t) for t in st["picks"][seat])
-                self._log(seat, "exchange " + "".join(tile_name(t) for t in picks), before)
-        else:
-            self._log(seat, text, before)
+        self._apply(int(action))
 
-    def _log(self, seat: int, action: str | None, before: np.ndarray) -> None:
-        self._actions.append([seat, action])
-        delta = (self._st[0]["scores"] - before).tolist()
-        if any(delta):
-            self._ledger.append(
-                {"action": len(self._actions) - 1, "seat": seat, "move": action, "deltas": delta}
-            )
+    def _history(self) -> tuple[list[list[Any]], list[dict[str, Any]]]:
+        """The record's actions and the payment ledger, rebuilt from the engine's decision log.
+
+        Steps only apply decisions; the strings and the ledger are derived here,
+        on demand, by replaying the log on a copy of the deal.
+        """
+        st = self._st[0]
+        n = int(st["n_log"])
+        if self._hist is not None and self._hist[0] == n:
+            return self._hist[1], self._hist[2]
+        if n >= MAX_LOG:
+            raise RuntimeError(f"the decision log is full ({MAX_LOG}); the record is incomplete")
+        offset = int(st["exchange_offset"]) if self.rules.exchange_three else None
+        shadow = Game(self.rules, wall=st["wall"], dealer=int(st["dealer"]), exchange_offset=offset)
+        sst = shadow._st[0]
+        actions: list[list[Any]] = []
+        ledger: list[dict[str, Any]] = []
+        for code in st["log"][:n]:
+            seat, a = divmod(int(code), 128)
+            phase = int(sst["phase"])
+            added = SELF_KONG <= a < SELF_KONG + 27 and sst["hands"][seat, a - SELF_KONG] < 4
+            text = action_to_str(a, added=bool(added)) if phase != PH_EXCHANGE else None
+            before = sst["scores"].copy()
+            shadow._apply(a)
+            if phase == PH_EXCHANGE:
+                if int(sst["n_picks"][seat]) < 3:
+                    continue
+                picks = sorted(int(t) for t in sst["picks"][seat])
+                text = "exchange " + "".join(tile_name(t) for t in picks)
+            actions.append([seat, text])
+            delta = (sst["scores"] - before).tolist()
+            if any(delta):
+                ledger.append(
+                    {"action": len(actions) - 1, "seat": seat, "move": text, "deltas": delta}
+                )
+        self._hist = (n, actions, ledger)
+        return actions, ledger
 
     # --------------------------------------------------------------- results
     def wins(self) -> list[dict[str, Any]]:
@@ -289,7 +298,7 @@ class Game:
         res: dict[str, Any] = {
             "scores": [int(x) for x in st["scores"]],
             "wins": self.wins(),
-            "payments": list(self._ledger),
+            "payments": list(self._history()[1]),
         }
         if self.is_over():
             res["next_dealer"] = int(st["next_dealer"])
@@ -313,7 +322,7 @@ class Game:
             "dealer": int(st["dealer"]),
             "exchange_offset": int(st["exchange_offset"]) if self.rules.exchange_three else None,
             "wall": [int(t) for t in st["wall"]],
-            "actions": [list(a) for a in self._actions],
+            "actions": [list(a) for a in self._history()[0]],
             "result": self.result(),
         }
 
@@ -372,8 +381,7 @@ class Game:
         other._st = self._st.copy()
         other._scratch = np.zeros(ACTION_SPACE, dtype=np.int8)
         other._mask_ok = False
-        other._actions = [list(a) for a in self._actions]
-        other._ledger = [dict(e) for e in self._ledger]
+        other._hist = None
         return other
 
     # ----------------------------------------------------------- read access
