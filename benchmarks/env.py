@@ -3,7 +3,7 @@
     python -m benchmarks.env            # about a minute
     python -m benchmarks.env --quick
 
-The AEC env runs through ``sichuan_env.env()``'s wrappers with random legal
+The AEC env runs through ``sichuan_env.env()``'s wrapper with random legal
 actions and ``env.last()`` (so an observation is built at every decision).
 ``VectorEnv`` steps N hands per call with random legal actions picked by a
 small numba helper (the agent's cost kept out of the figure), on 1 and 2
@@ -58,7 +58,8 @@ def aec(budget: float) -> dict:
             if term or trunc:
                 env.step(None)
                 continue
-            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[int(rng.random() * len(legal))]))
             decisions += 1
         hands += 1
     return {"hands": hands, "decisions": decisions, "seconds": time.perf_counter() - t0}

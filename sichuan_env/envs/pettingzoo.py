@@ -95,7 +95,21 @@ def env(**kwargs: Any) -> AECEnv:
     Out-of-range and illegal actions are caught by the raw env itself
     (``IllegalActionError``), so no bounds wrapper is stacked on top.
     """
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    return OrderEnforcing(raw_env(**kwargs))
+
+
+class OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper`` with ``last()`` answered by the raw env.
+
+    The checks are the same (nothing before ``reset``); ``last()`` skips the
+    per-attribute forwarding that otherwise costs more than the env's step.
+    """
+
+    def last(self, observe: bool = True) -> tuple:
+        """``(observation, cumulative reward, terminated, truncated, info)`` of the selected agent."""
+        if not self._has_reset:
+            raise AttributeError("last() cannot be called before reset")
+        return self.env.last(observe)
 
 
 class raw_env(AECEnv):
