@@ -115,3 +115,17 @@ def test_observation_hides_other_hands_and_oracle_shows_them():
     plain = sichuan_env.raw_env()
     plain.reset(seed=5)
     assert plain.observe("player_1")["observation"].shape[0] == 83
+
+
+def test_docstring_observation_table_matches_the_layout():
+    import re
+
+    from sichuan_env.encoding.observation import block_offsets
+    from sichuan_env.envs import pettingzoo as pz
+
+    rows = re.findall(r"^\| (\d+)(?:–(\d+))? \| ([\w@]+) \|", pz.__doc__, flags=re.MULTILINE)
+    offsets = block_offsets(1)
+    assert {name for _, _, name in rows} == set(offsets)
+    for first, last, name in rows:
+        start, n = offsets[name]
+        assert int(first) == start and int(last or first) == start + n - 1, name

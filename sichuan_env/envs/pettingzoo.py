@@ -14,15 +14,35 @@ void suit m/p/s; ``57–83`` concealed kong, or added kong on a pong, of tile t;
 ``action_to_str(id)`` gives the record syntax of RULES.md §10 ("discard 5p",
 "void s", "pong"; picks are "pick 3m"); ``action_from_str`` the inverse.
 
-**Observation**: planes over the 27 tile types, relative to the observing
-seat (0 = me, 1 = next, 2 = opposite, 3 = previous); the row table is in
-``sichuan_env.encoding.observation`` (hand, melds, discards with the latest
-four in order, void suits (others' hidden until all four declared), wins
-with their tile and payer, visible tiles, the claimable tile and kind of
-decision, tiles left, dealer, scores). ``oracle=True`` adds every hidden
-hand and the remaining wall in draw order, for oracle-guided training and
-centralised critics. ``action_mask`` is all zero for an agent that is not
-to act (and for winners, who never act again).
+**Observation** (v1): ``uint8[83, 27]``, every entry 0/1, planes over the
+27 tile types (columns = tile index, 1m..9m, 1p..9p, 1s..9s), relative to
+the observing seat; ``@rel`` blocks repeat for me, next, opposite, previous:
+
+| rows | block | meaning |
+| --- | --- | --- |
+| 0–3 | hand | own concealed tiles, count >= 1, 2, 3, 4 |
+| 4–15 | melds@rel | per seat: pong, exposed kong, concealed kong (one-hot tile) |
+| 16–31 | discards@rel | per seat: tiles discarded, count >= 1..4 |
+| 32–47 | recent@rel | per seat: the 4 latest discards, latest first |
+| 48–51 | void@rel | void suit (9 columns); others' hidden until all four declared |
+| 52–59 | won@rel | per seat: all ones once won; the winning tile |
+| 60–63 | win_from@rel | per winner: the payer's relative seat (column 4 = self-draw) |
+| 64–67 | visible | tiles I can see anywhere, count >= 1..4 |
+| 68 | claim | the tile I may claim or rob |
+| 69 | phase | columns 0–5: exchange, void, turn, claim, rob, over |
+| 70 | drawn | the tile I just drew |
+| 71 | picks | my 换三张 picks before the exchange |
+| 72 | wall | tiles left: columns < ceil(left / 2) |
+| 73 | dealer | the dealer's relative seat |
+| 74–81 | scores@rel | per seat: plus row, minus row, ``bit_length(abs(points) / base)`` columns |
+| 82 | exchange | the 换三张 offset once exchanged |
+
+``oracle=True`` appends rows 83–94 (the other seats' hands, next, opposite,
+previous, count >= 1..4) and 95–149 (the remaining wall in draw order, one
+tile per row), for oracle-guided training and centralised critics.
+``action_mask`` is all zero for an agent that is not to act (and for
+winners, who never act again). ``sichuan_env.encoding.observation`` holds
+the same table as data (``OBS_SPEC``, ``block_offsets``).
 
 **Turns**: the engine asks one seat at a time (RULES.md §10): the dealer's
 turn, then claim windows where each seat with a claim answers in turn, and
