@@ -16,7 +16,6 @@ table and writes JSON (machine, commit, figures).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -28,7 +27,7 @@ import numba
 import numpy as np
 
 from benchmarks import engine_peers
-from benchmarks.hand_eval import commit, log, machine_info
+from benchmarks.common import log, write_results
 from sichuan_env import Game, RuleConfig
 from sichuan_env.engine import batch, selfplay
 from sichuan_env.engine.actions import ACTION_SPACE
@@ -205,22 +204,17 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"  {name}: {engine_peers.NOTES[name]}")
     for note in skipped:
         print(f"  skipped {note}")
-    doc = {
-        "benchmark": "engine",
-        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "commit": commit(),
-        "machine": machine_info(),
-        "settings": {"hands": args.hands, "budget_s": args.budget, "envs": args.envs},
-        "start": cold,
-        "results": rows,
-        "notes": {k: engine_peers.NOTES[k] for k in args.peers},
-        "skipped": skipped,
-    }
-    out = args.json or Path("benchmarks/results") / f"engine-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=2))
-    print(f"\nwrote {out}")
-    return doc
+    return write_results(
+        "engine",
+        {
+            "settings": {"hands": args.hands, "budget_s": args.budget, "envs": args.envs},
+            "start": cold,
+            "results": rows,
+            "notes": {k: engine_peers.NOTES[k] for k in args.peers},
+            "skipped": skipped,
+        },
+        args.json,
+    )
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ Prints a table and writes JSON (machine, commit, figures).
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import numpy as np
 
 import sichuan_env
 from benchmarks import engine_peers
-from benchmarks.hand_eval import commit, log, machine_info
+from benchmarks.common import log, write_results
 from sichuan_env.envs.vector import VectorEnv
 
 
@@ -142,20 +141,15 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"  {name}: {engine_peers.NOTES[name]}")
     for note in skipped:
         print(f"  skipped {note}")
-    doc = {
-        "benchmark": "env",
-        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "commit": commit(),
-        "machine": machine_info(),
-        "settings": {"budget_s": args.budget, "envs": args.envs},
-        "results": rows,
-        "skipped": skipped,
-    }
-    out = args.json or Path("benchmarks/results") / f"env-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=2))
-    print(f"\nwrote {out}")
-    return doc
+    return write_results(
+        "env",
+        {
+            "settings": {"budget_s": args.budget, "envs": args.envs},
+            "results": rows,
+            "skipped": skipped,
+        },
+        args.json,
+    )
 
 
 if __name__ == "__main__":

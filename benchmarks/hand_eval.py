@@ -15,11 +15,6 @@ machines are noisy. Prints a table and writes JSON (machine, commit, figures).
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -27,9 +22,9 @@ import numba
 import numpy as np
 
 from benchmarks import peers as peer_lib
+from benchmarks.common import log, median_time, write_results
 from benchmarks.corpus import digest, make_corpus
 from sichuan_env import (
-    __version__,
     is_win,
     is_win_batch,
     score_win,
@@ -41,57 +36,6 @@ from sichuan_env import (
 )
 
 TASKS = ("is_win", "waits", "shanten", "score_win")
-
-
-def log(msg: str) -> None:
-    """Progress on stderr, so the table on stdout stays clean."""
-    print(msg, file=sys.stderr, flush=True)
-
-
-def median_time(fn, repeats: int) -> float:
-    """Median wall time of ``fn()`` over ``repeats`` runs (after one warm-up)."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
-
-
-def machine_info() -> dict:
-    """What ran the benchmark."""
-    cpu = platform.processor()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "platform": platform.platform(),
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "numba": numba.__version__,
-        "sichuan_env": __version__,
-    }
-
-
-def commit() -> str:
-    """The git commit, with ``-dirty`` when the tree has changes."""
-    try:
-        rev = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True
-        )
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain"], capture_output=True, text=True, check=False
-        )
-        return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def our_answers(h14: np.ndarray, h13: np.ndarray) -> dict[str, list]:
@@ -242,29 +186,22 @@ def main(argv: list[str] | None = None) -> dict:
     for note in missing:
         print(f"  skipped {note}")
 
-    doc = {
-        "benchmark": "hand_eval",
-        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "commit": commit(),
-        "machine": machine_info(),
-        "corpus": {
-            "hands": args.hands,
-            "seed": args.seed,
-            "digest": digest(h14, h13),
-            "complete_14": len(wins),
+    return write_results(
+        "hand_eval",
+        {
+            "corpus": {
+                "hands": args.hands,
+                "seed": args.seed,
+                "digest": digest(h14, h13),
+                "complete_14": len(wins),
+            },
+            "settings": {"single": args.single, "budget_s": args.budget, "repeats": args.repeats},
+            "results": rows,
+            "notes": {p.name: peer_lib.NOTES[p.name] for p in loaded},
+            "skipped": missing,
         },
-        "settings": {"single": args.single, "budget_s": args.budget, "repeats": args.repeats},
-        "results": rows,
-        "notes": {p.name: peer_lib.NOTES[p.name] for p in loaded},
-        "skipped": missing,
-    }
-    out = (
-        args.json or Path("benchmarks/results") / f"hand_eval-{time.strftime('%Y%m%d-%H%M%S')}.json"
+        args.json,
     )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=2))
-    print(f"\nwrote {out}")
-    return doc
 
 
 if __name__ == "__main__":

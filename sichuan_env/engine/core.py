@@ -102,6 +102,21 @@ def win_score(st, seat: int, tile: int, ctx: int, rules: np.ndarray, flags: np.n
 
 
 @njit
+def offered_win(st, seat: int, tile: int, ctx: int, rules, flags) -> int:
+    """Fan of the win ``seat`` may claim on another's ``tile``, or -1 (not legal, or 过胡-blocked).
+
+    A declined win blocks wins on others' tiles worth no more fan until the
+    seat's next draw (RULES.md §4.4, §10.1.1).
+    """
+    fan, _, _, _ = win_score(st, seat, tile, ctx, rules, flags)
+    if fan < 0:
+        return -1
+    if rules[R_PASS_WIN_RULE] and st.passed_fan[seat] >= 0 and fan <= st.passed_fan[seat]:
+        return -1
+    return fan
+
+
+@njit
 def _record_win(st, seat, tile, frm, fan, base, roots, extras, rules) -> int:
     st.won[seat] = st.n_win_events
     st.win_order[st.n_won] = seat
@@ -335,10 +350,8 @@ def open_claims(st, discarder: int, tile: int, rules, flags, waits) -> None:
         if st.won[s]:
             continue
         opts = 0
-        fan, _, _, _ = win_score(st, s, tile, ctx, rules, flags)
-        if fan >= 0 and (
-            not rules[R_PASS_WIN_RULE] or st.passed_fan[s] < 0 or fan > st.passed_fan[s]
-        ):
+        fan = offered_win(st, s, tile, ctx, rules, flags)
+        if fan >= 0:
             opts |= OPT_HU
         if left > 0 and tile // 9 != void_of(st, s, rules):
             if st.hands[s, tile] >= 2:
@@ -388,6 +401,22 @@ def _farthest(st, origin: int, action: int) -> int:
 
 
 @njit
+def _claim_wins(st, origin: int, tile: int, ctx: int, transfer: int, rules, flags) -> None:
+    """One win event: every seat that answered hu wins on ``tile``.
+
+    ``origin`` (the discarder or konger) pays each winner the win's points plus ``transfer``.
+    """
+    st.n_win_events += 1
+    for i in range(st.n_claim):
+        if st.claim_ans[i] != HU:
+            continue
+        w = st.claim_seats[i]
+        fan, base, roots, extras = win_score(st, w, tile, ctx, rules, flags)
+        pts = _record_win(st, w, tile, origin, fan, base, roots, extras, rules)
+        pay(st, origin, w, pts + transfer)
+
+
+@njit
 def _discard_wins(st, rules, flags, waits) -> None:
     """一炮多响: every seat that answered hu wins on the discard (RULES.md §4.2, §7.1)."""
     d = st.claim_from
@@ -401,16 +430,7 @@ def _discard_wins(st, rules, flags, waits) -> None:
     if st.claim_after_kong and st.last_kong_seat == d:
         for p in range(4):
             transfer += st.last_kong_pay[p]
-    st.n_win_events += 1
-    for i in range(st.n_claim):
-        if st.claim_ans[i] != HU:
-            continue
-        w = st.claim_seats[i]
-        fan, base, roots, extras = win_score(st, w, t, ctx, rules, flags)
-        pts = _record_win(st, w, t, d, fan, base, roots, extras, rules)
-        pay(st, d, w, pts)
-        if transfer:
-            pay(st, d, w, transfer)  # 呼叫转移: each winner gets the whole kong income
+    _claim_wins(st, d, t, ctx, transfer, rules, flags)  # 呼叫转移: each gets the whole income
     if transfer:
         for p in range(4):  # a transferred kong is not refunded again (退税)
             st.kong_paid[d, p] = max(0, st.kong_paid[d, p] - st.last_kong_pay[p])
@@ -438,14 +458,7 @@ def _rob_wins(st, rules, flags, waits) -> None:
     st.river[k, n] = t
     st.river_flag[k, n] = RIVER_ROBBED
     st.n_river[k] = n + 1
-    st.n_win_events += 1
-    for i in range(st.n_claim):
-        if st.claim_ans[i] != HU:
-            continue
-        w = st.claim_seats[i]
-        fan, base, roots, extras = win_score(st, w, t, CTX_ROBBING_KONG, rules, flags)
-        pts = _record_win(st, w, t, k, fan, base, roots, extras, rules)
-        pay(st, k, w, pts)
+    _claim_wins(st, k, t, CTX_ROBBING_KONG, 0, rules, flags)
     _after_win(st, _farthest(st, k, HU), rules, flags, waits)
 
 
@@ -475,10 +488,8 @@ def self_kong(st, seat: int, tile: int, rules, flags, waits) -> None:
         s = (seat + k) % 4
         if st.won[s]:
             continue
-        fan, _, _, _ = win_score(st, s, tile, CTX_ROBBING_KONG, rules, flags)
-        if fan >= 0 and (
-            not rules[R_PASS_WIN_RULE] or st.passed_fan[s] < 0 or fan > st.passed_fan[s]
-        ):
+        fan = offered_win(st, s, tile, CTX_ROBBING_KONG, rules, flags)
+        if fan >= 0:
             st.claim_seats[n] = s
             st.claim_opts[n] = OPT_HU | (OPT_FORCED if forced else 0)
             st.claim_fan[n] = fan
