@@ -46,10 +46,12 @@ def test_no_upward_imports():
     assert not bad, bad
 
 
-def test_numba_only_in_kernels():
-    for path in PKG.rglob("*.py"):
-        rel = path.relative_to(PKG)
-        if rel.parts[0] in ("kernels", "engine", "_jit.py"):
-            continue
-        src = path.read_text(encoding="utf-8")
+FACADES = ["tiles.py", "hand.py", "rules/config.py", "rules/scoring.py", "engine/game.py",
+           "envs/pettingzoo.py", "envs/render.py", "play.py", "replay.py"]
+
+
+def test_facades_do_not_import_numba():
+    # typed Python facades call kernels; numba itself stays in the compute modules
+    for rel in FACADES:
+        src = (PKG / rel).read_text(encoding="utf-8")
         assert "import numba" not in src, rel
