@@ -28,6 +28,8 @@ _U8 = np.dtype(np.uint8)
 _is_win_code = _k.is_win_code
 _waits_code = _k.waits_code
 _shanten_code = _k.shanten_code
+_waits_plain = _k.waits_code_plain
+_shanten_plain = _k.shanten_code_plain
 _SHAPE = (NUM_TILE_TYPES,)
 _VOID_CODE = {None: -1, 0: 0, 1: 1, 2: 2, "m": 0, "p": 1, "s": 2}
 _VOID_TYPES = (type(None), int, str)
@@ -92,12 +94,19 @@ def is_win(counts: object) -> bool:
 
 def waits_mask(counts: object, void: object = None) -> int:
     """The waits of ``waits`` as a 27-bit integer (bit t = tile t)."""
-    v = -1 if void is None else _void_fast(void)
-    try:
-        r = _waits_code(counts, v, _WAITS)
-    except TypeError:
-        counts = as_counts(counts)
-        r = _waits_code(counts, v, _WAITS)
+    if void is None:  # the common case: one argument fewer to dispatch
+        try:
+            r = _waits_plain(counts, _WAITS)
+        except TypeError:
+            counts = as_counts(counts)
+            r = _waits_plain(counts, _WAITS)
+    else:
+        v = _void_fast(void)
+        try:
+            r = _waits_code(counts, v, _WAITS)
+        except TypeError:
+            counts = as_counts(counts)
+            r = _waits_code(counts, v, _WAITS)
     if r < 0:
         _raise(r, counts, "waits")
     return r
@@ -134,12 +143,19 @@ def shanten(counts: object, void: object = None) -> int:
     Raises:
         ValueError: bad counts or void, or a size that is 3k or above 14.
     """
-    v = -1 if void is None else _void_fast(void)
-    try:
-        r = _shanten_code(counts, v, _DIST)
-    except TypeError:
-        counts = as_counts(counts)
-        r = _shanten_code(counts, v, _DIST)
+    if void is None:
+        try:
+            r = _shanten_plain(counts, _DIST)
+        except TypeError:
+            counts = as_counts(counts)
+            r = _shanten_plain(counts, _DIST)
+    else:
+        v = _void_fast(void)
+        try:
+            r = _shanten_code(counts, v, _DIST)
+        except TypeError:
+            counts = as_counts(counts)
+            r = _shanten_code(counts, v, _DIST)
     if r < -1:
         _raise(r - _k.SHANTEN_STATUS, counts, "shanten")
     return r

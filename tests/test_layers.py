@@ -46,8 +46,17 @@ def test_no_upward_imports():
     assert not bad, bad
 
 
-FACADES = ["tiles.py", "hand.py", "rules/config.py", "rules/scoring.py", "engine/game.py",
-           "envs/pettingzoo.py", "envs/render.py", "play.py", "replay.py"]
+FACADES = [
+    "tiles.py",
+    "hand.py",
+    "rules/config.py",
+    "rules/scoring.py",
+    "engine/game.py",
+    "envs/pettingzoo.py",
+    "envs/render.py",
+    "play.py",
+    "replay.py",
+]
 
 
 def test_facades_do_not_import_numba():

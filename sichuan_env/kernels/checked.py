@@ -81,6 +81,24 @@ def shanten_code(counts: np.ndarray, void: int, dist: np.ndarray) -> int:
     return shanten_from_words(dist[k0], dist[k1], dist[k2], n, void)
 
 
+@njit(types.int64(_U8, _U32), nogil=False)
+def waits_code_plain(counts: np.ndarray, waits: np.ndarray) -> int:
+    """``waits_code`` without a void suit (one argument fewer to dispatch)."""
+    n, k0, k1, k2, n0, n1, n2, _ = _status(counts, 2)
+    if n < 0:
+        return n
+    return waits_from_keys(k0, k1, k2, n0, n1, n2, -1, waits)
+
+
+@njit(types.int64(_U8, _U64), nogil=False)
+def shanten_code_plain(counts: np.ndarray, dist: np.ndarray) -> int:
+    """``shanten_code`` without a void suit (one argument fewer to dispatch)."""
+    n, k0, k1, k2, _, _, _, _ = _status(counts, 6)
+    if n < 0:
+        return n + SHANTEN_STATUS
+    return shanten_from_words(dist[k0], dist[k1], dist[k2], n, -1)
+
+
 @njit(parallel=True)
 def is_win_batch(counts: np.ndarray, flags: np.ndarray) -> tuple:
     """``bool[N]`` over ``uint8[N, 27]`` (counts <= 4) and the number of rows not 3k+2 <= 14."""
