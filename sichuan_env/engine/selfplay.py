@@ -17,7 +17,7 @@ from .._jit import njit
 from ..kernels.shanten import shanten
 from .actions import ACTION_SPACE, DISCARD, HU
 from .core import void_of
-from .state import PH_OVER, PH_TURN, STATE_DTYPE
+from .state import PH_OVER, PH_TURN
 from .step import apply, deal, legal_mask, make_deal, splitmix64
 
 RANDOM = 0
@@ -98,8 +98,3 @@ def play_batch(states, seeds, policy: int, rules, flags, waits, dist) -> np.ndar
     for i in numba.prange(n):
         out[i] = play(states[i], seeds[i], policy, rules, flags, waits, dist)
     return out
-
-
-def new_states(n: int) -> np.ndarray:
-    """``n`` zeroed hand records."""
-    return np.zeros(n, dtype=STATE_DTYPE)

@@ -14,9 +14,6 @@ import numpy as np
 
 from .._jit import njit
 
-VOID_NONE = -1
-"""``void`` argument meaning no void suit."""
-
 
 @njit
 def _suit_key(c: np.ndarray, b: int) -> tuple:
@@ -101,12 +98,6 @@ def any_over_four(flat: np.ndarray) -> bool:
     for j in range(words * 8, n):
         bad |= flat[j] > 4
     return bad
-
-
-@njit
-def complete_bit(flags: np.ndarray, key: int) -> int:
-    """1 if the suit with this key is complete in its natural form (melds [+ pair])."""
-    return flags[key] & 1
 
 
 @njit

@@ -42,7 +42,6 @@ from .layout import (
     QING_QIDUI,
     QING_YAOJIU,
     QINGYISE,
-    R_BASE_POINTS,
     R_FAN_CAP,
     R_HAIDI,
     R_JINGOU,
@@ -251,12 +250,6 @@ def score_code(
         if held > 4:
             return BAD_COUNT, -1, 0, 0
     return score(concealed, melds, n_melds, void, ctx, rules, flags)
-
-
-@njit
-def points(fan: int, rules: np.ndarray) -> int:
-    """``base_points * 2 ** (fan - 1)`` (RULES.md §6)."""
-    return rules[R_BASE_POINTS] << (fan - 1)
 
 
 @njit
