@@ -150,7 +150,9 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--hands", type=int, default=50_000, help="hands for the all-numba loop")
     p.add_argument("--budget", type=float, default=5.0, help="seconds per facade / peer run")
     p.add_argument("--envs", type=int, default=4096, help="hands stepped together by step_batch")
-    p.add_argument("--peers", nargs="*", default=list(engine_peers.RUNNERS))
+    p.add_argument(
+        "--peers", nargs="*", default=list(engine_peers.RUNNERS), choices=list(engine_peers.RUNNERS)
+    )
     p.add_argument("--quick", action="store_true", help="10k hands, 1 s budgets")
     p.add_argument("--json", type=Path, default=None)
     args = p.parse_args(argv)
@@ -173,17 +175,9 @@ def main(argv: list[str] | None = None) -> dict:
         mode = "Game facade, " + ("action strings" if strings else "action ids")
         rows.append(_row("sichuan_env", mode, facade_loop(args.budget, strings)))
         log(f"  {mode}: {rows[-1]['decisions_per_s']:,.0f} decisions/s")
-    skipped = []
-    for name in args.peers:
-        try:
-            r = engine_peers.RUNNERS[name](args.budget)
-        except ImportError as exc:
-            skipped.append(f"{name}: not installed ({exc.name}); pip install -e .[bench]")
-            log(f"  skipped {skipped[-1]}")
-            continue
-        rows.append(
-            _row(name, "random agents", {"hands": r[0], "decisions": r[1], "seconds": r[2]})
-        )
+    peers, skipped = engine_peers.run_all(args.peers, args.budget)
+    for name, r in peers.items():
+        rows.append(_row(name, "random agents", r))
         log(f"  {name}: {rows[-1]['decisions_per_s']:,.0f} decisions/s")
 
     best = max(r["decisions_per_s"] for r in rows if r["implementation"] == "sichuan_env")
@@ -199,11 +193,7 @@ def main(argv: list[str] | None = None) -> dict:
         f"\nfresh process, import + tables + one hand: {cold['warm_cache_s']:.2f} s with the "
         f"numba cache warm, {cold['cold_compile_s']:.1f} s compiling from scratch"
     )
-    print("Peers play other games; see the notes:")
-    for name in args.peers:
-        print(f"  {name}: {engine_peers.NOTES[name]}")
-    for note in skipped:
-        print(f"  skipped {note}")
+    engine_peers.print_notes(args.peers, skipped)
     return write_results(
         "engine",
         {

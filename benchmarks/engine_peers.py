@@ -131,3 +131,31 @@ RUNNERS: dict[str, Callable[[float], tuple[int, int, float]]] = {
     "pymahjong": pymahjong_runner,
     "mahjax": mahjax_runner,
 }
+
+
+def run_all(names: list[str], budget: float) -> tuple[dict[str, dict], list[str]]:
+    """Run each named peer for ``budget`` seconds.
+
+    Returns ``({name: {"hands", "decisions", "seconds"}}, skipped notes)``;
+    a peer that is not installed is skipped with a note.
+    """
+    results: dict[str, dict] = {}
+    skipped: list[str] = []
+    for name in names:
+        try:
+            hands, decisions, seconds = RUNNERS[name](budget)
+        except ImportError as exc:
+            skipped.append(f"{name}: not installed ({exc.name}); pip install -e .[bench]")
+            continue
+        results[name] = {"hands": hands, "decisions": decisions, "seconds": seconds}
+    return results, skipped
+
+
+def print_notes(names: list[str], skipped: list[str]) -> None:
+    """The rule notes of the peers that ran, and the skipped ones."""
+    print("Peers play other games:")
+    for name in names:
+        if name in NOTES and not any(s.startswith(f"{name}:") for s in skipped):
+            print(f"  {name}: {NOTES[name]}")
+    for note in skipped:
+        print(f"  skipped {note}")

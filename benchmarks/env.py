@@ -92,7 +92,9 @@ def main(argv: list[str] | None = None) -> dict:
     )
     p.add_argument("--budget", type=float, default=4.0, help="seconds per measurement")
     p.add_argument("--envs", type=int, nargs="*", default=[1024, 4096], help="VectorEnv sizes")
-    p.add_argument("--peers", nargs="*", default=list(engine_peers.RUNNERS))
+    p.add_argument(
+        "--peers", nargs="*", default=list(engine_peers.RUNNERS), choices=list(engine_peers.RUNNERS)
+    )
     p.add_argument("--quick", action="store_true", help="1 s budgets")
     p.add_argument("--json", type=Path, default=None)
     args = p.parse_args(argv)
@@ -119,14 +121,9 @@ def main(argv: list[str] | None = None) -> dict:
                 f"VectorEnv x{n}, {threads} core{'s' if threads > 1 else ''}",
                 vector(n, threads, args.budget),
             )
-    skipped = []
-    for name in args.peers:
-        try:
-            h, d, s = engine_peers.RUNNERS[name](args.budget)
-        except ImportError as exc:
-            skipped.append(f"{name}: not installed ({exc.name}); pip install -e .[bench]")
-            continue
-        add(name, "its env, random agents", {"hands": h, "decisions": d, "seconds": s})
+    peers, skipped = engine_peers.run_all(args.peers, args.budget)
+    for name, r in peers.items():
+        add(name, "its env, random agents", r)
     aec_rate = rows[0]["decisions_per_s"]
     head = f"{'implementation':<13} {'mode':<28} {'decisions/s':>13} {'vs our AEC':>11}"
     print(head)
@@ -136,11 +133,7 @@ def main(argv: list[str] | None = None) -> dict:
             f"{r['implementation']:<13} {r['mode']:<28} {r['decisions_per_s']:>13,.0f} "
             f"{r['decisions_per_s'] / aec_rate:>11.2f}"
         )
-    print("Peers play other games; see benchmarks/engine_peers.py:")
-    for name in args.peers:
-        print(f"  {name}: {engine_peers.NOTES[name]}")
-    for note in skipped:
-        print(f"  skipped {note}")
+    engine_peers.print_notes(args.peers, skipped)
     return write_results(
         "env",
         {
