@@ -19,9 +19,11 @@ import numpy as np
 from .._jit import njit
 from ..kernels.layout import MELD_PONG
 from .actions import ACTION_SPACE
-from .selfplay import choose, deal_seed
+from .deal import deal_seed
+from .legal import legal_mask
+from .selfplay import choose
 from .state import PH_EXCHANGE, PH_OVER, PH_ROB, PH_TURN, PH_VOID, RIVER_MELDED, STATE_DTYPE
-from .step import apply, legal_mask
+from .step import apply
 
 SEED_STRIDE = np.uint64(0x9E3779B97F4A7C15)
 """Distance between the seeds of consecutive hands of one slot."""
@@ -36,13 +38,13 @@ HAND_DONE = 2
 def reset_batch(states, seed_base, hand_no, masks, rules, flags) -> None:
     """Deal hand ``hand_no[i]`` of every slot and fill its legal mask."""
     for i in numba.prange(states.shape[0]):
-        deal_seed(states[i], seed_base[i] + np.uint64(hand_no[i]) * SEED_STRIDE, rules)
+        deal_seed(states, i, seed_base[i] + np.uint64(hand_no[i]) * SEED_STRIDE, rules)
         legal_mask(states[i], rules, flags, masks[i])
 
 
 @njit
 def step_one(
-    st, a, mask, seed, hand_no, i, rewards, final, last_log, keep_log, rules, flags, waits
+    states, i, a, mask, seed, hand_no, rewards, final, last_log, keep_log, rules, flags, waits
 ) -> int:
     """One decision of hand ``i``: 0 played, ``BAD_ACTION``, or ``HAND_DONE`` (then re-dealt).
 
@@ -51,6 +53,7 @@ def step_one(
     into ``last_log`` (``int16[MAX_LOG + 1]``, the count first), then deals the
     next hand. Always refreshes ``mask`` for the next decision.
     """
+    st = states[i]
     for s in range(4):
         rewards[s] = 0
     if a < 0 or a >= ACTION_SPACE or not mask[a]:
@@ -74,7 +77,7 @@ def step_one(
             for k in range(st.n_log):
                 last_log[k + 1] = st.log[k]
         hand_no[i] += 1
-        deal_seed(st, seed + np.uint64(hand_no[i]) * SEED_STRIDE, rules)
+        deal_seed(states, i, seed + np.uint64(hand_no[i]) * SEED_STRIDE, rules)
     legal_mask(st, rules, flags, mask)
     return code
 
@@ -92,12 +95,12 @@ def step_batch(
     no_log = np.zeros(1, dtype=np.int16)
     for i in numba.prange(states.shape[0]):
         code = step_one(
-            states[i],
+            states,
+            i,
             actions[i],
             masks[i],
             seed_base[i],
             hand_no,
-            i,
             rewards[i],
             final[i],
             no_log,
@@ -162,8 +165,9 @@ def check_state(st) -> int:
 
 
 @njit
-def _soak_one(st, seed, mask, policy, rules, flags, waits, dist) -> int:
-    deal_seed(st, seed, rules)
+def _soak_one(states, i, seed, mask, policy, rules, flags, waits, dist) -> int:
+    deal_seed(states, i, seed, rules)
+    st = states[i]
     rng = seed ^ np.uint64(0x5851F42D4C957F2D)
     k = 0
     code = check_state(st)
@@ -185,7 +189,7 @@ def _soak_chunk(states, masks, seeds, start, out, policy, rules, flags, waits, d
     n = min(states.shape[0], seeds.shape[0] - start)
     for j in numba.prange(n):
         out[start + j] = _soak_one(
-            states[j], seeds[start + j], masks[j], policy, rules, flags, waits, dist
+            states, j, seeds[start + j], masks[j], policy, rules, flags, waits, dist
         )
 
 

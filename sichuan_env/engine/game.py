@@ -14,20 +14,23 @@ table::
 
 from __future__ import annotations
 
+import copy
 import itertools
 from typing import Any
 
 import numpy as np
 
-from ..kernels.layout import BASE_NAMES, EXTRA_NAMES, MELD_CONCEALED_KONG, MELD_KONG, MELD_PONG
+from ..kernels.layout import MELD_CONCEALED_KONG, MELD_KONG, MELD_PONG
 from ..kernels.tables import get_tables
 from ..rules.config import RuleConfig, kernel_rules
 from ..tiles import SUITS, tile_name, to_str
+from . import deal as _deal
+from . import records as _records
 from . import step as _step
 from .actions import ACTION_SPACE, SELF_KONG, action_from_str, action_to_str
+from .errors import IllegalActionError
+from .records import RECORD_FORMAT
 from .state import (
-    END_WALL,
-    MAX_LOG,
     PH_CLAIM,
     PH_EXCHANGE,
     PH_OVER,
@@ -40,7 +43,6 @@ from .state import (
     STATE_DTYPE,
 )
 
-RECORD_FORMAT = "sichuan-mahjong-record/1"
 PHASE_NAMES = {
     PH_EXCHANGE: "exchange",
     PH_VOID: "void",
@@ -53,19 +55,6 @@ MELD_NAMES = {MELD_PONG: "pong", MELD_KONG: "kong", MELD_CONCEALED_KONG: "concea
 RIVER_NAMES = {0: "live", RIVER_MELDED: "melded", RIVER_WON_ON: "won_on", RIVER_ROBBED: "robbed"}
 
 _T = get_tables()
-
-
-class IllegalActionError(ValueError):
-    """An action that is malformed or not legal now; the hand is left unchanged."""
-
-    def __init__(self, message: str, legal: list[str] | None = None, index: int | None = None):
-        self.legal = legal or []
-        self.index = index
-        where = f"action {index}: " if index is not None else ""
-        shown = ", ".join(self.legal) if len(self.legal) <= 40 else f"{len(self.legal)} actions"
-        super().__init__(
-            f"{where}{message}; legal: [{shown}]" if legal is not None else where + message
-        )
 
 
 def _validate_wall(wall: object) -> np.ndarray:
@@ -81,18 +70,39 @@ def _validate_wall(wall: object) -> np.ndarray:
     return arr.astype(np.uint8)
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def validate_seed(seed: object, name: str = "seed") -> int:
+    """A seed as a Python int in ``[0, 2**64)``.
+
+    Raises:
+        TypeError: not an integer (booleans and floats included).
+        ValueError: out of range.
+    """
+    if not _is_int(seed):
+        raise TypeError(f"{name} must be an integer in [0, 2**64), got {seed!r}")
+    if not 0 <= int(seed) < 2**64:  # type: ignore[call-overload]
+        raise ValueError(f"{name} must be in [0, 2**64), got {seed}")
+    return int(seed)  # type: ignore[call-overload]
+
+
 class Game:
     """One hand of 血战到底 under a ``RuleConfig``.
 
     Args:
         rules: the ruleset.
-        seed: draws the wall, the dealer and the 换三张 direction (None: random).
+        seed: draws the wall, the dealer and the 换三张 direction (None: random);
+            an integer in ``[0, 2**64)``.
         wall: 108 tile indices in draw order (RULES.md §10) instead of a seed.
-        dealer: the dealer when ``wall`` is given.
-        exchange_offset: 1, 2 or 3 when ``wall`` is given and 换三张 is played.
+        dealer: the dealer, 0..3, only with ``wall`` (default 0).
+        exchange_offset: 1, 2 or 3, only with ``wall`` and 换三张 on.
 
     Raises:
-        ValueError: a bad wall, dealer, offset or rules.
+        TypeError: an argument of the wrong type (e.g. ``seed=True``, ``dealer=1.0``).
+        ValueError: a bad wall, dealer, offset or rules, or ``dealer`` / ``exchange_offset``
+            given with a seed (the seed draws them).
     """
 
     def __init__(
@@ -101,32 +111,36 @@ class Game:
         seed: int | None = None,
         *,
         wall: object = None,
-        dealer: int = 0,
+        dealer: int | None = None,
         exchange_offset: int | None = None,
     ) -> None:
         rules = RuleConfig() if rules is None else rules
         if not isinstance(rules, RuleConfig):
-            raise ValueError(f"rules must be a RuleConfig, got {type(rules).__name__}")
+            raise TypeError(f"rules must be a RuleConfig, got {type(rules).__name__}")
         self.rules = rules
         self._r = kernel_rules(rules)
         self._st = np.zeros(1, dtype=STATE_DTYPE)
         self._scratch = np.zeros(ACTION_SPACE, dtype=np.int8)
         if wall is None:
+            if dealer is not None or exchange_offset is not None:
+                raise ValueError(
+                    "dealer and exchange_offset go with a wall; a seed draws them itself"
+                )
             if seed is None:
                 seed = int(np.random.default_rng().integers(0, 2**63))
-            if not isinstance(seed, (int, np.integer)) or seed < 0:
-                raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+            seed = validate_seed(seed)
             w = np.empty(108, dtype=np.uint8)
-            dealer, offset = _step.make_deal(np.uint64(seed), w)
-            self.seed: int | None = int(seed)
+            dealer, offset = _deal.make_deal(np.uint64(seed), w)
+            self.seed: int | None = seed
         else:
             if seed is not None:
                 raise ValueError("give either a seed or a wall, not both")
             w = _validate_wall(wall)
-            if dealer not in (0, 1, 2, 3) or isinstance(dealer, bool):
-                raise ValueError(f"dealer must be 0..3, got {dealer!r}")
+            dealer = 0 if dealer is None else dealer
+            if not _is_int(dealer) or not 0 <= dealer < 4:  # type: ignore[operator]
+                raise ValueError(f"dealer must be an integer 0..3, got {dealer!r}")
             if rules.exchange_three:
-                if exchange_offset not in (1, 2, 3):
+                if not _is_int(exchange_offset) or exchange_offset not in (1, 2, 3):
                     raise ValueError(
                         f"换三张 is on: exchange_offset must be 1, 2 or 3, got {exchange_offset!r}"
                     )
@@ -136,15 +150,17 @@ class Game:
                     raise ValueError("exchange_offset is only for rules with exchange_three")
                 offset = 0
             self.seed = None
-        _step.deal(self._st[0], w, int(dealer), int(offset), self._r)
+        _deal.deal(self._st, 0, w, int(dealer), int(offset), self._r)  # type: ignore[arg-type]
         self._hist: tuple[int, list, list] | None = None  # cache of _history()
         self._mask_ok = False  # self._scratch holds the legal mask of the current decision
 
     # ----------------------------------------------------------------- state
     @property
     def state(self) -> np.void:
-        """The raw engine record (read it; never write it)."""
-        return self._st[0]
+        """A read-only copy of the engine record (``STATE_DTYPE``; fields in ``engine/state.py``)."""
+        snapshot = self._st.copy()
+        snapshot.flags.writeable = False
+        return snapshot[0]
 
     def to_act(self) -> int | None:
         """The seat that owes the next decision, or None when the hand is over."""
@@ -158,18 +174,20 @@ class Game:
         """``"exchange"``, ``"void"``, ``"turn"``, ``"claim"``, ``"rob"`` or ``"over"``."""
         return PHASE_NAMES[int(self._st[0]["phase"])]
 
-    def legal_mask(self) -> np.ndarray:
-        """``int8[88]``: 1 for each legal action id of the seat to act (a read-only view)."""
+    def _mask(self) -> np.ndarray:
+        """The engine's own legal mask of the current decision (never handed out)."""
         if not self._mask_ok:
             _step.legal_mask_at(self._st, 0, self._r, _T["FLAGS"], self._scratch)
             self._mask_ok = True
-        view = self._scratch.view()
-        view.flags.writeable = False
-        return view
+        return self._scratch
+
+    def legal_mask(self) -> np.ndarray:
+        """``int8[88]``: 1 for each legal action id of the seat to act (a fresh copy)."""
+        return self._mask().copy()
 
     def legal_ids(self) -> np.ndarray:
         """The legal action ids of the seat to act (see ``engine/actions.py``)."""
-        return np.flatnonzero(self.legal_mask())
+        return np.flatnonzero(self._mask())
 
     def _apply(self, action: int) -> None:
         _step.apply_at(self._st, 0, action, self._r, _T["FLAGS"], _T["WAITS"])
@@ -221,7 +239,7 @@ class Game:
         """
         if self.is_over():
             raise IllegalActionError("the hand is over", [])
-        mask = self.legal_mask()
+        mask = self._mask()
         ok = isinstance(action, (int, np.integer)) and not isinstance(action, bool)
         if not ok or not 0 <= int(action) < ACTION_SPACE or not mask[int(action)]:
             legal = [str(int(a)) for a in np.flatnonzero(mask)]
@@ -231,87 +249,20 @@ class Game:
         self._apply(int(action))
 
     def _history(self) -> tuple[list[list[Any]], list[dict[str, Any]]]:
-        """The record's actions and the payment ledger, rebuilt from the engine's decision log.
-
-        Steps only apply decisions; the strings and the ledger are derived here,
-        on demand, by replaying the log on a copy of the deal.
-        """
-        st = self._st[0]
-        n = int(st["n_log"])
-        if self._hist is not None and self._hist[0] == n:
-            return self._hist[1], self._hist[2]
-        if n >= MAX_LOG:
-            raise RuntimeError(f"the decision log is full ({MAX_LOG}); the record is incomplete")
-        offset = int(st["exchange_offset"]) if self.rules.exchange_three else None
-        shadow = Game(self.rules, wall=st["wall"], dealer=int(st["dealer"]), exchange_offset=offset)
-        sst = shadow._st[0]
-        actions: list[list[Any]] = []
-        ledger: list[dict[str, Any]] = []
-        for code in st["log"][:n]:
-            seat, a = divmod(int(code), 128)
-            phase = int(sst["phase"])
-            added = SELF_KONG <= a < SELF_KONG + 27 and sst["hands"][seat, a - SELF_KONG] < 4
-            text = action_to_str(a, added=bool(added)) if phase != PH_EXCHANGE else None
-            before = sst["scores"].copy()
-            shadow._apply(a)
-            if phase == PH_EXCHANGE:
-                if int(sst["n_picks"][seat]) < 3:
-                    continue
-                picks = sorted(int(t) for t in sst["picks"][seat])
-                text = "exchange " + "".join(tile_name(t) for t in picks)
-            actions.append([seat, text])
-            delta = (sst["scores"] - before).tolist()
-            if any(delta):
-                ledger.append(
-                    {"action": len(actions) - 1, "seat": seat, "move": text, "deltas": delta}
-                )
-        self._hist = (n, actions, ledger)
-        return actions, ledger
+        """The record's actions and the payment ledger (cached until the next decision)."""
+        n = int(self._st[0]["n_log"])
+        if self._hist is None or self._hist[0] != n:
+            self._hist = (n, *_records.history(self))
+        return self._hist[1], self._hist[2]
 
     # --------------------------------------------------------------- results
     def wins(self) -> list[dict[str, Any]]:
         """Every win so far, in the order they happened (RULES.md §10 fields)."""
-        st = self._st[0]
-        out = []
-        for k in range(int(st["n_won"])):
-            s = int(st["win_order"][k])
-            tile = int(st["win_tile"][s])
-            frm = int(st["win_from"][s])
-            extras = int(st["win_extras"][s])
-            out.append(
-                {
-                    "seat": s,
-                    "tile": tile_name(tile) if tile >= 0 else None,
-                    "from": frm if frm >= 0 else None,
-                    "fan": int(st["win_fan"][s]),
-                    "points": int(st["win_points"][s]),
-                    "base": BASE_NAMES[int(st["win_base"][s])],
-                    "roots": int(st["win_roots"][s]),
-                    "extras": [n for i, n in enumerate(EXTRA_NAMES) if (extras >> i) & 1],
-                }
-            )
-        return out
+        return _records.wins(self)
 
     def result(self) -> dict[str, Any]:
         """Scores, wins, payment ledger and (after 流局) the draw settlement."""
-        st = self._st[0]
-        res: dict[str, Any] = {
-            "scores": [int(x) for x in st["scores"]],
-            "wins": self.wins(),
-            "payments": list(self._history()[1]),
-        }
-        if self.is_over():
-            res["next_dealer"] = int(st["next_dealer"])
-            res["end"] = {1: "three_won", 2: "wall_empty", 3: "first_win"}.get(
-                int(st["end_reason"])
-            )
-            if int(st["end_reason"]) == END_WALL:
-                res["settlement"] = {
-                    "flower_pigs": [s for s in range(4) if st["settle_pig"][s]],
-                    "tenpai": [s for s in range(4) if st["settle_tenpai"][s]],
-                    "deltas": [int(x) for x in st["settle_delta"]],
-                }
-        return res
+        return _records.result(self, copy.deepcopy(self._history()[1]))
 
     def record(self) -> dict[str, Any]:
         """The complete JSON-serialisable game record (RULES.md §10), at any point."""
@@ -328,51 +279,19 @@ class Game:
 
     @classmethod
     def from_record(cls, record: dict[str, Any], *, check_result: bool = True) -> Game:
-        """Replay a record, validating every action (and the result, if present and over).
+        """Replay a record, trusting nothing in it.
+
+        The record is validated against ``records.record_schema()`` (published
+        as ``docs/record.schema.json``), every action is replayed and checked,
+        and, with ``check_result``, every field of the record's ``result``
+        (scores, wins, payments, settlement, end, next dealer) must equal the
+        replay's at the point where the actions stop.
 
         Raises:
             ValueError: a malformed record, or a result that differs from the replay.
             IllegalActionError: naming the index of the first illegal action.
         """
-        if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
-            raise ValueError(f"not a {RECORD_FORMAT} record")
-        for key in ("rules", "dealer", "wall", "actions"):
-            if key not in record:
-                raise ValueError(f"record lacks {key!r}")
-        rules = RuleConfig.from_dict(record["rules"])
-        game = cls(
-            rules,
-            wall=record["wall"],
-            dealer=record["dealer"],
-            exchange_offset=record.get("exchange_offset"),
-        )
-        for i, entry in enumerate(record["actions"]):
-            if not isinstance(entry, (list, tuple)) or len(entry) != 2:
-                raise IllegalActionError(f"entry {entry!r} is not [seat, action]", index=i)
-            seat, action = entry
-            if game.is_over():
-                raise IllegalActionError("the hand is already over", [], index=i)
-            if seat != game.to_act():
-                raise IllegalActionError(
-                    f"seat {seat} acted but seat {game.to_act()} was to act", game.legal(), index=i
-                )
-            try:
-                game.step(action)
-            except IllegalActionError as exc:
-                raise IllegalActionError(
-                    f"{action!r} is not legal for seat {seat}", exc.legal, index=i
-                ) from None
-        expected = record.get("result")
-        if check_result and expected and game.is_over():
-            got = game.result()
-            if expected.get("scores") != got["scores"] or (
-                "wins" in expected and expected["wins"] != got["wins"]
-            ):
-                raise ValueError(
-                    f"replayed result {got['scores']} differs from the record's "
-                    f"{expected.get('scores')}"
-                )
-        return game
+        return _records.replay(cls, record, check_result=check_result)
 
     def clone(self) -> Game:
         """An independent copy of the hand."""

@@ -18,7 +18,9 @@ from ..kernels.shanten import shanten
 from .actions import ACTION_SPACE, DISCARD, HU
 from .core import void_of
 from .state import PH_OVER, PH_TURN
-from .step import apply, deal, legal_mask, make_deal, splitmix64
+from .deal import deal_seed, splitmix64
+from .legal import legal_mask
+from .step import apply
 
 RANDOM = 0
 HU_FIRST = 1
@@ -68,17 +70,10 @@ def choose(st, mask, n: int, rng: np.uint64, policy: int, rules, dist) -> tuple:
 
 
 @njit
-def deal_seed(st, seed: np.uint64, rules) -> None:
-    """Deal the hand of ``seed`` into ``st`` (the same deal as ``Game(seed=...)``)."""
-    wall = np.empty(108, dtype=np.uint8)
-    dealer, offset = make_deal(seed, wall)
-    deal(st, wall, dealer, offset, rules)
-
-
-@njit
-def play(st, seed: np.uint64, policy: int, rules, flags, waits, dist) -> int:
-    """Deal from ``seed`` and play the hand to the end; return the decisions taken."""
-    deal_seed(st, seed, rules)
+def play(states, i: int, seed: np.uint64, policy: int, rules, flags, waits, dist) -> int:
+    """Deal ``states[i]`` from ``seed`` and play the hand to the end; return the decisions taken."""
+    deal_seed(states, i, seed, rules)
+    st = states[i]
     mask = np.zeros(ACTION_SPACE, dtype=np.int8)
     rng = seed ^ np.uint64(0xD1B54A32D192ED03)
     decisions = 0
@@ -96,5 +91,5 @@ def play_batch(states, seeds, policy: int, rules, flags, waits, dist) -> np.ndar
     n = states.shape[0]
     out = np.zeros(n, dtype=np.int64)
     for i in numba.prange(n):
-        out[i] = play(states[i], seeds[i], policy, rules, flags, waits, dist)
+        out[i] = play(states, i, seeds[i], policy, rules, flags, waits, dist)
     return out
