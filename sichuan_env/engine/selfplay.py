@@ -17,9 +17,9 @@ from .._jit import njit
 from ..kernels.shanten import shanten
 from .actions import ACTION_SPACE, DISCARD, HU
 from .core import void_of
-from .state import PH_OVER, PH_TURN
 from .deal import deal_seed, splitmix64
 from .legal import legal_mask
+from .state import PH_OVER, PH_TURN
 from .step import apply
 
 RANDOM = 0

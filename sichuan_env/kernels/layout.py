@@ -6,23 +6,42 @@ into ``int64[NUM_RULE_SLOTS]`` in the slot order below.
 
 from __future__ import annotations
 
-# Rule slots: index into the packed ruleset (RULES.md §9).
-R_DECLARE_VOID = 0
-R_EXCHANGE_THREE = 1
-R_END_ON_FIRST_WIN = 2
-R_FAN_CAP = 3  # 0 = no cap
-R_BASE_POINTS = 4
-R_SELF_DRAW_BONUS = 5  # BONUS_*
-R_KONG_FLOWER_DIRECT_PAYS = 6  # KFD_*
-R_PASS_WIN_RULE = 7
-R_MUST_WIN_LAST_FOUR = 8
-R_HAIDI = 9
-R_JINGOU = 10
-R_DIRECT_KONG_PAYS = 11
-R_ADDED_KONG_PAYS = 12
-R_CONCEALED_KONG_PAYS = 13
-R_FLOWER_PIG_PAYS = 14
-NUM_RULE_SLOTS = 15
+# Rule slots: the packed ruleset (RULES.md §9) is one int64 per ``RuleConfig`` field, in
+# this order. ``RuleConfig`` packs and validates from its own fields and checks at import
+# that they are exactly these names; a kernel reads a slot through its ``R_*`` constant.
+RULE_FIELDS = (
+    "declare_void",
+    "exchange_three",
+    "end_on_first_win",
+    "fan_cap",  # 0 = no cap
+    "base_points",
+    "self_draw_bonus",  # BONUS_*
+    "kong_flower_direct_pays",  # KFD_*
+    "pass_win_rule",
+    "must_win_last_four",
+    "haidi",
+    "jingou",
+    "direct_kong_pays",
+    "added_kong_pays",
+    "concealed_kong_pays",
+    "flower_pig_pays",
+)
+NUM_RULE_SLOTS = len(RULE_FIELDS)
+R_DECLARE_VOID = RULE_FIELDS.index("declare_void")
+R_EXCHANGE_THREE = RULE_FIELDS.index("exchange_three")
+R_END_ON_FIRST_WIN = RULE_FIELDS.index("end_on_first_win")
+R_FAN_CAP = RULE_FIELDS.index("fan_cap")
+R_BASE_POINTS = RULE_FIELDS.index("base_points")
+R_SELF_DRAW_BONUS = RULE_FIELDS.index("self_draw_bonus")
+R_KONG_FLOWER_DIRECT_PAYS = RULE_FIELDS.index("kong_flower_direct_pays")
+R_PASS_WIN_RULE = RULE_FIELDS.index("pass_win_rule")
+R_MUST_WIN_LAST_FOUR = RULE_FIELDS.index("must_win_last_four")
+R_HAIDI = RULE_FIELDS.index("haidi")
+R_JINGOU = RULE_FIELDS.index("jingou")
+R_DIRECT_KONG_PAYS = RULE_FIELDS.index("direct_kong_pays")
+R_ADDED_KONG_PAYS = RULE_FIELDS.index("added_kong_pays")
+R_CONCEALED_KONG_PAYS = RULE_FIELDS.index("concealed_kong_pays")
+R_FLOWER_PIG_PAYS = RULE_FIELDS.index("flower_pig_pays")
 
 BONUS_NONE, BONUS_BASE, BONUS_FAN = 0, 1, 2
 KFD_SELF_DRAW, KFD_DISCARDER = 0, 1

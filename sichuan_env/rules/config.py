@@ -1,13 +1,30 @@
 """``RuleConfig``: one 血战到底 ruleset, the only home of rule variants.
 
-Field names and defaults are those of RULES.md §9. A config is frozen and
-validated on construction; ``as_array()`` packs it into the small integer
-array that kernels read (slot order in ``kernels/layout.py``), and
-``to_dict()`` / ``RuleConfig(**d)`` round-trip it through a game record.
+Field names and defaults are those of RULES.md §9. Each field is declared
+once, here, with its type, default, bounds (``metadata``) and docstring;
+everything else is derived from the declaration:
+
+- validation: ``bool`` fields take ``True``/``False`` (numpy booleans are
+  normalised to Python's), ``int`` fields integers within ``metadata``'s
+  bounds (numpy integers normalised), ``Literal`` fields one of their values;
+- packing for the kernels (``as_array()``): one ``int64`` slot per field in
+  the order of ``kernels/layout.py``'s ``RULE_FIELDS`` (checked at import),
+  ``None`` as 0, a ``Literal`` as the index of its value;
+- ``to_dict()`` / ``from_dict()`` for game records.
+
+Adding an option: declare the field here, add its name to ``RULE_FIELDS``
+(and an ``R_*`` constant if a kernel reads it), document it in RULES.md §9.
+
+**No overflow.** Points are ``int64``. ``base_points`` is at most
+``MAX_BASE_POINTS`` and every ``*_pays`` multiplier at most ``MAX_PAYS``;
+``payment_bound`` derives from these the most points that can change hands
+in one hand (every win at the highest fan, every kong, the whole
+settlement), which stays below ``2**50``, far from ``2**63``.
 """
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
@@ -18,8 +35,34 @@ from ..kernels import layout as L
 SelfDrawBonus = Literal["none", "base", "fan"]
 KongFlowerPayer = Literal["self_draw", "discarder"]
 
-_BONUS = {"none": L.BONUS_NONE, "base": L.BONUS_BASE, "fan": L.BONUS_FAN}
-_KFD = {"self_draw": L.KFD_SELF_DRAW, "discarder": L.KFD_DISCARDER}
+MAX_BASE_POINTS = 2**20
+"""Largest ``base_points``."""
+MAX_PAYS = 2**10
+"""Largest kong and flower-pig multiplier (``direct_kong_pays`` … ``flower_pig_pays``)."""
+MAX_ROOTS = 4
+"""Most roots (根) one win can count: four sets of four copies among 14 tiles."""
+MAX_FAN = max(L.BASE_FAN) + MAX_ROOTS + len(L.EXTRA_NAMES)
+"""An upper bound on the fan of any win before the cap (16)."""
+MAX_KONGS = 16
+"""Most kongs in one hand: four melds per seat."""
+
+
+def payment_bound(base_points: int = MAX_BASE_POINTS, pays: int = MAX_PAYS) -> int:
+    """An upper bound on the points that change hands in one hand of these limits.
+
+    Per win: at most ``base * 2**(MAX_FAN - 1)`` plus the self-draw base bonus
+    plus a 呼叫转移 transfer (one kong's income, ``3 * pays * base``), paid by
+    at most 3 seats, for at most 3 winners. Kongs: ``MAX_KONGS`` kongs paid by
+    3 seats each, and refunded (退税) at most once more. Settlement: each of
+    4 seats pays each other seat at most the flower-pig amount plus the best
+    查大叫 win.
+    """
+    win = base_points << (MAX_FAN - 1)
+    kong = 3 * pays * base_points
+    wins = 9 * (win + base_points + kong)
+    kongs = 2 * MAX_KONGS * kong
+    settlement = 12 * (pays * base_points + win)
+    return wins + kongs + settlement
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,10 +75,10 @@ class RuleConfig:
     """换三张: before play each seat passes three tiles of one suit (direction by chance)."""
     end_on_first_win: bool = False
     """非血战: the hand ends at the first win (one multi-win on a discard counts as one)."""
-    fan_cap: int | None = None
-    """封顶: the most fan one win counts; None = no cap."""
-    base_points: int = 1
-    """Points of a 1-fan win; a win pays ``base_points * 2 ** (fan - 1)``."""
+    fan_cap: int | None = field(default=None, metadata={"min": 1, "max": 64})
+    """封顶: the most fan one win counts (1..64); None = no cap."""
+    base_points: int = field(default=1, metadata={"min": 1, "max": MAX_BASE_POINTS})
+    """Points of a 1-fan win; a win pays ``base_points * 2 ** (fan - 1)`` (1..2**20)."""
     self_draw_bonus: SelfDrawBonus = "none"
     """Self-draw extra: "none", "base" (自摸加底: each payer adds base_points) or "fan" (自摸加番)."""
     kong_flower_direct_pays: KongFlowerPayer = "self_draw"
@@ -48,56 +91,22 @@ class RuleConfig:
     """海底捞月/海底炮: +1 fan for winning on the last tile or the discard after it."""
     jingou: bool = False
     """金钩钓: +1 fan for a win with four melds (the concealed part is just the pair)."""
-    direct_kong_pays: int = 2
-    """直杠: the discarder pays the konger this many times base_points."""
-    added_kong_pays: int = 1
-    """加杠: each other player who has not won pays this many times base_points."""
-    concealed_kong_pays: int = 2
-    """暗杠: each other player who has not won pays this many times base_points."""
-    flower_pig_pays: int = 16
-    """查花猪: a flower pig pays each other active non-pig this many times base_points."""
+    direct_kong_pays: int = field(default=2, metadata={"min": 0, "max": MAX_PAYS})
+    """直杠: the discarder pays the konger this many times base_points (0..1024)."""
+    added_kong_pays: int = field(default=1, metadata={"min": 0, "max": MAX_PAYS})
+    """加杠: each other player who has not won pays this many times base_points (0..1024)."""
+    concealed_kong_pays: int = field(default=2, metadata={"min": 0, "max": MAX_PAYS})
+    """暗杠: each other player who has not won pays this many times base_points (0..1024)."""
+    flower_pig_pays: int = field(default=16, metadata={"min": 0, "max": MAX_PAYS})
+    """查花猪: a flower pig pays each other active non-pig this many times base_points (0..1024)."""
     _packed: np.ndarray = field(init=False, repr=False, compare=False)
     _packed_view: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        for name in (
-            "declare_void",
-            "exchange_three",
-            "end_on_first_win",
-            "pass_win_rule",
-            "must_win_last_four",
-            "haidi",
-            "jingou",
-        ):
-            value = getattr(self, name)
-            if not isinstance(value, (bool, np.bool_)):
-                raise ValueError(f"RuleConfig.{name} must be True or False, got {value!r}")
-        cap = self.fan_cap
-        if cap is not None and (not _is_int(cap) or cap < 1):
-            raise ValueError(f"RuleConfig.fan_cap must be None or an integer >= 1, got {cap!r}")
-        if not _is_int(self.base_points) or self.base_points < 1:
-            raise ValueError(
-                f"RuleConfig.base_points must be an integer >= 1, got {self.base_points!r}"
-            )
-        for name in (
-            "direct_kong_pays",
-            "added_kong_pays",
-            "concealed_kong_pays",
-            "flower_pig_pays",
-        ):
-            value = getattr(self, name)
-            if not _is_int(value) or value < 0:
-                raise ValueError(f"RuleConfig.{name} must be an integer >= 0, got {value!r}")
-        if self.self_draw_bonus not in _BONUS:
-            raise ValueError(
-                f"RuleConfig.self_draw_bonus must be one of {sorted(_BONUS)}, got {self.self_draw_bonus!r}"
-            )
-        if self.kong_flower_direct_pays not in _KFD:
-            raise ValueError(
-                "RuleConfig.kong_flower_direct_pays must be one of "
-                f"{sorted(_KFD)}, got {self.kong_flower_direct_pays!r}"
-            )
-        packed = _pack(self)
+        for f in _FIELDS:
+            value = _check(f, getattr(self, f.name))
+            object.__setattr__(self, f.name, value)  # numpy scalars become Python's
+        packed = np.array([_encode(f, getattr(self, f.name)) for f in _FIELDS], dtype=np.int64)
         view = packed.view()
         view.flags.writeable = False
         object.__setattr__(self, "_packed", packed)  # handed to kernels only
@@ -109,19 +118,22 @@ class RuleConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """Every field by name, JSON-serialisable (the ``rules`` object of a game record)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
+        return {f.name: getattr(self, f.name) for f in _FIELDS}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RuleConfig:
         """Build from a record's ``rules`` object; missing fields take their defaults.
 
         Raises:
+            TypeError: ``data`` is not a dict.
             ValueError: for unknown field names or invalid values.
         """
-        known = {f.name for f in fields(cls) if f.init}
-        unknown = sorted(set(data) - known)
+        if not isinstance(data, dict):
+            raise TypeError(f"rules must be a dict of RuleConfig fields, got {type(data).__name__}")
+        known = [f.name for f in _FIELDS]
+        unknown = sorted(str(k) for k in set(data) - set(known))
         if unknown:
-            raise ValueError(f"unknown RuleConfig fields {unknown}; known: {sorted(known)}")
+            raise ValueError(f"unknown RuleConfig fields {unknown[:10]}; known: {known}")
         return cls(**data)
 
     def replace(self, **changes: Any) -> RuleConfig:
@@ -135,10 +147,9 @@ class RuleConfig:
         Raises:
             ValueError: for an unknown name.
         """
-        try:
-            return PRESETS[name]
-        except KeyError:
-            raise ValueError(f"unknown preset {name!r}; presets: {sorted(PRESETS)}") from None
+        if not isinstance(name, str) or name not in PRESETS:
+            raise ValueError(f"unknown preset {name!r}; presets: {sorted(PRESETS)}")
+        return PRESETS[name]
 
 
 def kernel_rules(config: RuleConfig) -> np.ndarray:
@@ -149,28 +160,47 @@ def kernel_rules(config: RuleConfig) -> np.ndarray:
     return config._packed
 
 
+_FIELDS = tuple(f for f in fields(RuleConfig) if f.init)
+_HINTS = typing.get_type_hints(RuleConfig)
+if tuple(f.name for f in _FIELDS) != L.RULE_FIELDS:
+    raise ImportError("RuleConfig fields and kernels/layout.py RULE_FIELDS disagree")
+
+
 def _is_int(value: object) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def _pack(config: RuleConfig) -> np.ndarray:
-    arr = np.zeros(L.NUM_RULE_SLOTS, dtype=np.int64)
-    arr[L.R_DECLARE_VOID] = config.declare_void
-    arr[L.R_EXCHANGE_THREE] = config.exchange_three
-    arr[L.R_END_ON_FIRST_WIN] = config.end_on_first_win
-    arr[L.R_FAN_CAP] = 0 if config.fan_cap is None else config.fan_cap
-    arr[L.R_BASE_POINTS] = config.base_points
-    arr[L.R_SELF_DRAW_BONUS] = _BONUS[config.self_draw_bonus]
-    arr[L.R_KONG_FLOWER_DIRECT_PAYS] = _KFD[config.kong_flower_direct_pays]
-    arr[L.R_PASS_WIN_RULE] = config.pass_win_rule
-    arr[L.R_MUST_WIN_LAST_FOUR] = config.must_win_last_four
-    arr[L.R_HAIDI] = config.haidi
-    arr[L.R_JINGOU] = config.jingou
-    arr[L.R_DIRECT_KONG_PAYS] = config.direct_kong_pays
-    arr[L.R_ADDED_KONG_PAYS] = config.added_kong_pays
-    arr[L.R_CONCEALED_KONG_PAYS] = config.concealed_kong_pays
-    arr[L.R_FLOWER_PIG_PAYS] = config.flower_pig_pays
-    return arr
+def _check(f: Any, value: Any) -> Any:
+    """The field's value validated and normalised to a Python type."""
+    hint = _HINTS[f.name]
+    where = f"RuleConfig.{f.name}"
+    if hint is bool:
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{where} must be True or False, got {value!r}")
+        return bool(value)
+    if typing.get_origin(hint) is Literal:
+        choices = typing.get_args(hint)
+        if not isinstance(value, str) or value not in choices:
+            raise ValueError(f"{where} must be one of {list(choices)}, got {value!r}")
+        return value
+    optional = type(None) in typing.get_args(hint)
+    if value is None and optional:
+        return None
+    lo, hi = f.metadata["min"], f.metadata["max"]
+    if not _is_int(value) or not lo <= value <= hi:
+        none = "None or " if optional else ""
+        raise ValueError(f"{where} must be {none}an integer in [{lo}, {hi}], got {value!r}")
+    return int(value)
+
+
+def _encode(f: Any, value: Any) -> int:
+    """The kernel slot value of a (validated) field."""
+    hint = _HINTS[f.name]
+    if value is None:
+        return 0
+    if typing.get_origin(hint) is Literal:
+        return typing.get_args(hint).index(value)
+    return int(value)
 
 
 XUEZHAN = RuleConfig()
