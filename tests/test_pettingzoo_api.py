@@ -99,7 +99,7 @@ def test_render_ansi_and_bad_arguments():
         sichuan_env.raw_env(obs_version=9)
     with pytest.raises(ValueError):
         sichuan_env.raw_env(render_mode="human")
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError, match="rules must be a RuleConfig"):
         sichuan_env.raw_env(rules={"fan_cap": 3})
 
 
@@ -112,9 +112,28 @@ def test_observation_hides_other_hands_and_oracle_shows_them():
     assert np.array_equal(hand, game.state["hands"][1])
     nxt = obs[83:87].sum(axis=0)  # oracle: the next seat's hand
     assert np.array_equal(nxt, game.state["hands"][2])
-    plain = sichuan_env.raw_env()
-    plain.reset(seed=5)
-    assert plain.observe("player_1")["observation"].shape[0] == 83
+    # The plain view hides them: another deal with the same hand for seat 1 but the other
+    # seats' tiles shuffled among them gives seat 1 the same observation, the oracle another.
+    wall = list(game.state["wall"])
+    dealer = int(game.state["dealer"])
+    own = slice(13 * ((1 - dealer) % 4), 13 * ((1 - dealer) % 4) + 13)
+    others = [k for k in range(52) if not own.start <= k < own.stop]
+    others += [52] if dealer != 1 else []  # the dealer's 14th tile
+    rng = np.random.default_rng(0)
+    shuffled = list(wall)
+    for k, src in zip(others, rng.permutation(others), strict=True):
+        shuffled[k] = wall[src]
+    views = {}
+    for name, w in (("a", wall), ("b", shuffled)):
+        for oracle in (False, True):
+            e = sichuan_env.raw_env(oracle=oracle)
+            e.reset(seed=5)
+            e.game = Game(e.rules, wall=w, dealer=dealer)  # same public deal, other hidden hands
+            views[name, oracle] = e.observe("player_1")["observation"]
+    assert views["a", False].shape == (83, 27)
+    assert not np.array_equal(shuffled, wall)
+    assert np.array_equal(views["a", False], views["b", False])
+    assert not np.array_equal(views["a", True], views["b", True])
 
 
 def test_docstring_observation_table_matches_the_layout():

@@ -28,6 +28,28 @@ from .step import apply
 SEED_STRIDE = np.uint64(0x9E3779B97F4A7C15)
 """Distance between the seeds of consecutive hands of one slot."""
 
+
+def _mix64(x: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser, a bijection of uint64 (vectorised)."""
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
+
+def slot_seeds(seed: int, n: int) -> np.ndarray:
+    """``uint64[n]``: the first-hand seed of each of ``n`` slots of a run seeded with ``seed``.
+
+    ``mix(mix(seed) + slot)`` with the splitmix64 finaliser: for a fixed slot
+    the map from ``seed`` is a bijection of ``[0, 2**64)``, so two different
+    run seeds never deal the same hands in the same slot (no wrap-around
+    collisions such as ``seed * n + slot`` has).
+    """
+    mixed = _mix64(np.array([seed], dtype=np.uint64))
+    with np.errstate(over="ignore"):
+        return _mix64(mixed + np.arange(n, dtype=np.uint64))
+
+
 BAD_ACTION = 1
 """``step_batch`` status of a hand whose action was not legal (that hand did not move)."""
 HAND_DONE = 2

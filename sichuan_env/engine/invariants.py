@@ -10,7 +10,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.layout import MELD_PONG
-from .state import PH_CLAIM, PH_EXCHANGE, PH_OVER, PH_ROB, PH_TURN, PH_VOID, RIVER_MELDED
+from .state import (
+    PH_CLAIM,
+    PH_EXCHANGE,
+    PH_OVER,
+    PH_ROB,
+    PH_TURN,
+    PH_VOID,
+    RIVER_MELDED,
+    STATE_DTYPE,
+)
 
 
 class InvariantError(AssertionError):
@@ -42,12 +51,23 @@ def tile_census(st: np.void) -> np.ndarray:
     return counts
 
 
-def check_invariants(st: np.void) -> None:
+def check_invariants(st: object) -> None:
     """Raise ``InvariantError`` if the record is inconsistent.
 
     Args:
-        st: one record of ``STATE_DTYPE`` (e.g. ``states[i]``).
+        st: one record of ``STATE_DTYPE`` (e.g. ``states[i]``), or a ``Game``
+            (anything with a ``state`` record).
+
+    Raises:
+        TypeError: ``st`` is neither.
+        InvariantError: naming the first broken invariant.
     """
+    if not isinstance(st, np.void) and hasattr(st, "state"):
+        st = st.state
+    if not isinstance(st, np.void) or st.dtype != STATE_DTYPE:
+        raise TypeError(
+            f"check_invariants takes a STATE_DTYPE record or a Game, got {type(st).__name__}"
+        )
     census = tile_census(st)
     if not np.all(census == 4):
         bad = {int(t): int(c) for t, c in enumerate(census) if c != 4}

@@ -71,9 +71,9 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from ..encoding.observation import encode_at, obs_rows
+from ..encoding.registry import get as get_obs_version
 from ..engine.actions import ACTION_SPACE, action_from_str, action_to_str
-from ..engine.game import Game
+from ..engine.game import Game, IllegalActionError, validate_seed
 from ..rules.config import RuleConfig, kernel_rules
 from .render import render_seat
 
@@ -151,18 +151,19 @@ class raw_env(AECEnv):
         super().__init__()
         self.rules = RuleConfig() if rules is None else rules
         if not isinstance(self.rules, RuleConfig):
-            raise ValueError(f"rules must be a RuleConfig, got {type(self.rules).__name__}")
-        if obs_version != 1:
-            raise ValueError(f"unknown obs_version {obs_version}; known: [1]")
+            raise TypeError(f"rules must be a RuleConfig, got {type(self.rules).__name__}")
+        if not isinstance(oracle, (bool, np.bool_)):
+            raise TypeError(f"oracle must be True or False, got {oracle!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.obs_version = obs_version
+        self._spec = get_obs_version(obs_version)
+        self.obs_version = int(obs_version)
         self.oracle = bool(oracle)
         self.render_mode = render_mode
         self._r = kernel_rules(self.rules)
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
-        shape = (obs_rows(obs_version, self.oracle), 27)
+        shape = self._spec.shape(self.oracle)
         self._obs_shape = shape
         obs_space = spaces.Dict(
             {
@@ -194,9 +195,9 @@ class raw_env(AECEnv):
         return action_from_str(text)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        """Deal a new hand; ``seed`` makes the sequence of hands reproducible."""
+        """Deal a new hand; ``seed`` (an integer in ``[0, 2**64)``) makes the sequence reproducible."""
         if seed is not None:
-            self._rng = np.random.default_rng(seed)
+            self._rng = np.random.default_rng(validate_seed(seed))
         self.game = Game(self.rules, seed=int(self._rng.integers(0, 2**63)))
         self.agents = list(AGENTS)
         self.rewards = {a: 0 for a in self.agents}
@@ -213,41 +214,91 @@ class raw_env(AECEnv):
         for a in self.agents:
             self.infos[a] = {"legal_actions": legal if a == self.agent_selection else []}
 
+    def _game(self) -> Game:
+        if self.game is None:
+            raise RuntimeError("the env has no hand yet: call reset() first")
+        return self.game
+
+    def _seat(self, agent: object) -> int:
+        if agent not in AGENTS:
+            raise ValueError(f"unknown agent {agent!r}; agents: {AGENTS}")
+        return AGENTS.index(agent)  # type: ignore[arg-type]
+
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation", "action_mask"}`` of ``agent``."""
-        seat = AGENTS.index(agent)
-        obs = np.zeros(self._obs_shape, dtype=np.uint8)
-        encode_at(self.game._st, 0, seat, self.oracle, self._r, obs)
-        if self.agent_selection == agent and not self.terminations[agent]:
-            mask = self.game.legal_mask().copy()
+        return self.observe_as(agent, self.obs_version, self.oracle)
+
+    def observe_as(self, agent: str, version: int, oracle: bool = False) -> dict[str, np.ndarray]:
+        """``observe`` in another observation version (agents of several versions at one table).
+
+        Raises:
+            RuntimeError: before ``reset``. ValueError: an unknown agent or version.
+        """
+        game = self._game()
+        seat = self._seat(agent)
+        spec = self._spec if version == self.obs_version else get_obs_version(version)
+        if not isinstance(oracle, (bool, np.bool_)):
+            raise TypeError(f"oracle must be True or False, got {oracle!r}")
+        obs = np.zeros(spec.shape(bool(oracle)), dtype=np.uint8)
+        spec.encode_at(game._st, 0, seat, bool(oracle), self._r, obs)
+        if self.agent_selection == agent and not self.terminations.get(agent, True):
+            mask = game.legal_mask()
         else:
             mask = np.zeros(ACTION_SPACE, dtype=np.int8)
         return {"observation": obs, "action_mask": mask}
 
+    def last(self, observe: bool = True) -> tuple:
+        """``(observation, cumulative reward, terminated, truncated, info)`` of the selected agent.
+
+        Raises:
+            RuntimeError: before ``reset``, or once every agent has left after the hand's end.
+        """
+        self._game()
+        if not self.agents:
+            raise RuntimeError("the hand is over and every agent has left: call reset()")
+        return super().last(observe)
+
     def step(self, action: int | None) -> None:
-        """Take the selected agent's action (None for agents whose episode ended)."""
+        """Take the selected agent's action (None for agents whose episode ended).
+
+        Raises:
+            RuntimeError: before ``reset``, or after every agent has left.
+            IllegalActionError: an action that is not an integer id (``None``, a
+                string, a float, a bool) or not legal now; nothing changes, not
+                even the agent's accumulated reward.
+        """
+        game = self._game()
+        if not self.agents:
+            raise RuntimeError("the hand is over and every agent has left: call reset()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        scores = self.game._st["scores"][0]
+        ok = isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_))
+        if not ok or not 0 <= action < ACTION_SPACE or not game._mask()[action]:  # type: ignore[operator]
+            raise IllegalActionError(
+                f"{agent}: action must be a legal integer action id in [0, {ACTION_SPACE}), "
+                f"got {action!r}",
+                [str(a) for a in game.legal_ids()],
+            )
+        scores = game._st["scores"][0]
         before = scores.tolist()
         self._cumulative_rewards[agent] = 0
-        self.game.step_id(int(action))  # IllegalActionError if not legal
+        game.step_id(int(action))  # type: ignore[arg-type]
         after = scores.tolist()
         self.rewards = {a: after[i] - before[i] for i, a in enumerate(AGENTS)}
         self._accumulate_rewards()
-        if self.game.is_over():
+        if game.is_over():
             self.terminations = {a: True for a in self.agents}
         else:
-            self.agent_selection = AGENTS[self.game.to_act()]
+            self.agent_selection = AGENTS[game.to_act()]  # type: ignore[index]
         self._update_infos()
 
     def render(self) -> str | None:
         """``ansi``: the selected agent's view as text."""
         if self.render_mode is None:
             return None
-        return render_seat(self.game, AGENTS.index(self.agent_selection))
+        return render_seat(self._game(), AGENTS.index(self.agent_selection))
 
     def close(self) -> None:
         """Nothing to release."""

@@ -15,8 +15,15 @@ that moved them (a seat that has won still receives 退税 refunds). ``done[i]``
 marks a slot whose hand ended at this step; ``info["final_scores"][i]`` then
 holds that hand's scores, and ``record(i)`` its replayable game record
 (RULES.md §10). Slot ``i`` deals its ``n``-th hand from
-``seed_i + n * SEED_STRIDE`` (``seed_i = seed * num_envs + i``), so a run is
-reproducible from ``seed`` whatever the number of cores.
+``seed_i + n * SEED_STRIDE``, where ``seed_i = slot_seeds(seed, N)[i]`` mixes
+the run's seed and the slot with splitmix64 (distinct seeds never deal the
+same hands in a slot), so a run is reproducible from ``seed`` whatever the
+number of cores.
+
+A batch with any bad action is rejected whole before anything moves
+(``IllegalActionError`` naming the slots). ``observe(version, oracle)``
+re-encodes the current decisions in another observation version, so agents
+that read different versions can share a table.
 """
 
 from __future__ import annotations
@@ -27,79 +34,68 @@ import numba
 import numpy as np
 
 from .._jit import njit
-from ..encoding.observation import encode_v1, obs_rows
+from ..encoding.registry import get as get_obs_version
 from ..engine.actions import ACTION_SPACE
-from ..engine.batch import BAD_ACTION, HAND_DONE, SEED_STRIDE, reset_batch, step_one
-from ..engine.game import Game, IllegalActionError
+from ..engine.batch import BAD_ACTION, HAND_DONE, SEED_STRIDE, reset_batch, slot_seeds, step_one
+from ..engine.game import Game, IllegalActionError, validate_seed
 from ..engine.state import MAX_LOG, STATE_DTYPE
 from ..kernels.tables import get_tables
 from ..rules.config import RuleConfig, kernel_rules
 
-
-@njit(parallel=True)
-def _encode_all(states, obs, seats, oracle, rules) -> None:
-    for i in numba.prange(states.shape[0]):
-        seats[i] = states[i].to_act
-        encode_v1(states[i], states[i].to_act, oracle, rules, obs[i])
+MAX_ENVS = 1 << 22
+"""Most slots of one ``VectorEnv``."""
 
 
 @njit(parallel=True)
 def _step_all(
-    states,
-    actions,
-    seed_base,
-    hand_no,
-    masks,
-    rewards,
-    done,
-    final,
-    status,
-    last_log,
-    last_seed,
-    obs,
-    seats,
-    oracle,
-    rules,
-    flags,
-    waits,
-) -> None:
+    states, actions, seed_base, hand_no, masks, rewards, done, final, status, last_log, last_seed,
+    rules, flags, waits,
+) -> None:  # fmt: skip
     for i in numba.prange(states.shape[0]):
         seed = seed_base[i] + np.uint64(hand_no[i]) * SEED_STRIDE
         code = step_one(
-            states[i],
-            actions[i],
-            masks[i],
-            seed_base[i],
-            hand_no,
-            i,
-            rewards[i],
-            final[i],
-            last_log[i],
-            True,
-            rules,
-            flags,
-            waits,
-        )
+            states, i, actions[i], masks[i], seed_base[i], hand_no, rewards[i], final[i],
+            last_log[i], True, rules, flags, waits,
+        )  # fmt: skip
         done[i] = code == HAND_DONE
         status[i] = BAD_ACTION if code == BAD_ACTION else 0
         if code == HAND_DONE:
             last_seed[i] = seed
-        seats[i] = states[i].to_act
-        encode_v1(states[i], states[i].to_act, oracle, rules, obs[i])
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _seed_array(seeds: object, n: int) -> np.ndarray:
+    """``seeds`` as ``uint64[n]``, every value checked to lie in ``[0, 2**64)``."""
+    arr = np.asarray(seeds)
+    if arr.shape != (n,):
+        raise ValueError(f"seeds must be {n} integers (one per slot), got shape {arr.shape}")
+    if arr.dtype == object:
+        if not all(_is_int(s) and 0 <= s < 2**64 for s in arr):
+            raise ValueError("seeds must be integers in [0, 2**64)")
+        return np.array([int(s) for s in arr], dtype=np.uint64)
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"seeds must be integers, got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.signedinteger) and n and arr.min() < 0:
+        raise ValueError(f"seeds must be in [0, 2**64), got {int(arr.min())}")
+    return arr.astype(np.uint64)
 
 
 class VectorEnv:
     """``num_envs`` hands of 血战到底 stepped together; see the module docstring.
 
     Args:
-        num_envs: hands stepped together.
+        num_envs: hands stepped together (1 .. 2**22).
         rules: the ruleset of every hand.
-        obs_version: observation layout (``sichuan_env.encoding.observation``).
-        seed: base seed of the run (None: random).
+        obs_version: observation version (``sichuan_env.encoding.versions()``).
+        seed: base seed of the run, in ``[0, 2**64)`` (None: random).
         oracle: append the hidden information (other hands, wall order) to observations.
 
     Raises:
-        ValueError: bad arguments.
+        TypeError: an argument of the wrong type.
+        ValueError: an argument out of range, or an unknown observation version.
     """
 
     def __init__(
@@ -110,21 +106,24 @@ class VectorEnv:
         seed: int | None = None,
         oracle: bool = False,
     ) -> None:
-        if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if not _is_int(num_envs):
+            raise TypeError(f"num_envs must be an integer, got {num_envs!r}")
+        if not 1 <= num_envs <= MAX_ENVS:
+            raise ValueError(f"num_envs must be in [1, {MAX_ENVS}], got {num_envs}")
         self.rules = RuleConfig() if rules is None else rules
         if not isinstance(self.rules, RuleConfig):
-            raise ValueError(f"rules must be a RuleConfig, got {type(self.rules).__name__}")
-        if obs_version != 1:
-            raise ValueError(f"unknown obs_version {obs_version}; known: [1]")
+            raise TypeError(f"rules must be a RuleConfig, got {type(self.rules).__name__}")
+        if not isinstance(oracle, (bool, np.bool_)):
+            raise TypeError(f"oracle must be True or False, got {oracle!r}")
+        self._spec = get_obs_version(obs_version)
         self.num_envs = int(num_envs)
-        self.obs_version = obs_version
+        self.obs_version = int(obs_version)
         self.oracle = bool(oracle)
-        self.obs_shape = (obs_rows(obs_version, self.oracle), 27)
+        self.obs_shape = self._spec.shape(self.oracle)
         self._r = kernel_rules(self.rules)
         self._t = get_tables()
         n = self.num_envs
-        self.states = np.zeros(n, dtype=STATE_DTYPE)
+        self._states = np.zeros(n, dtype=STATE_DTYPE)
         self._masks = np.zeros((n, ACTION_SPACE), dtype=np.int8)
         self._obs = np.zeros((n, *self.obs_shape), dtype=np.uint8)
         self._seats = np.zeros(n, dtype=np.int8)
@@ -136,89 +135,142 @@ class VectorEnv:
         self._last_seed = np.zeros(n, dtype=np.uint64)
         self._hand_no = np.zeros(n, dtype=np.int64)
         self._seed_base = np.zeros(n, dtype=np.uint64)
+        self._rows = np.arange(n)
+        self._ready = False
         self.seed(seed)
 
+    @property
+    def states(self) -> np.ndarray:
+        """A read-only copy of the hand records (``STATE_DTYPE[N]``)."""
+        snapshot = self._states.copy()
+        snapshot.flags.writeable = False
+        return snapshot
+
     def seed(self, seed: int | None) -> None:
-        """Set the base seed (used by the next ``reset``)."""
+        """Set the base seed (used by the next ``reset``); None draws one at random.
+
+        Raises:
+            TypeError: not an integer. ValueError: outside ``[0, 2**64)``.
+        """
         if seed is None:
-            seed = int(np.random.default_rng().integers(0, 2**31))
-        if not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        base = np.uint64(seed) * np.uint64(self.num_envs)
-        self._seed_base[:] = base + np.arange(self.num_envs, dtype=np.uint64)
+            seed = int(np.random.default_rng().integers(0, 2**63))
+        self._seed_base[:] = slot_seeds(validate_seed(seed), self.num_envs)
 
     def reset(
         self, seed: int | None = None, *, seeds: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Deal every slot; returns ``(obs, mask, seat)`` of the first decisions.
 
-        ``seeds`` (one per slot) overrides the base seed: slots with equal seeds
-        deal the same hands, as duplicate matches need.
+        ``seeds`` (one per slot, each in ``[0, 2**64)``) overrides the base
+        seed: slots with equal seeds deal the same hands, as duplicate matches
+        need. The arrays returned are the env's buffers, reused by the next
+        call (the mask is a copy: the env keeps its own).
         """
+        if seed is not None and seeds is not None:
+            raise ValueError("give seed or seeds, not both")
+        base = None if seeds is None else _seed_array(seeds, self.num_envs)
         if seed is not None:
             self.seed(seed)
-        if seeds is not None:
-            arr = np.asarray(seeds)
-            if arr.shape != (self.num_envs,) or not np.issubdtype(arr.dtype, np.integer):
-                raise ValueError(f"seeds must be {self.num_envs} integers, got shape {arr.shape}")
-            self._seed_base[:] = arr.astype(np.uint64)
+        if base is not None:
+            self._seed_base[:] = base
         self._hand_no[:] = 0
+        self._last_log[:, 0] = 0
         reset_batch(
-            self.states, self._seed_base, self._hand_no, self._masks, self._r, self._t["FLAGS"]
+            self._states, self._seed_base, self._hand_no, self._masks, self._r, self._t["FLAGS"]
         )
-        _encode_all(self.states, self._obs, self._seats, self.oracle, self._r)
-        return self._obs, self._masks, self._seats
+        self._spec.encode_batch(self._states, self._seats, self.oracle, self._r, self._obs)
+        self._ready = True
+        return self._obs, self._masks.copy(), self._seats
+
+    def _check_actions(self, actions: object) -> np.ndarray:
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs,):
+            raise ValueError(f"actions must be {self.num_envs} integers, got shape {a.shape}")
+        if a.dtype == np.bool_ or not np.issubdtype(a.dtype, np.integer):
+            raise TypeError(f"actions must be integer action ids, got dtype {a.dtype}")
+        out = (a < 0) | (a >= ACTION_SPACE)
+        if out.any():
+            bad = np.flatnonzero(out)[:10]
+            raise IllegalActionError(
+                f"actions out of range [0, {ACTION_SPACE}) in slots {bad.tolist()} "
+                f"(actions {[int(x) for x in a[bad]]}); no slot moved"
+            )
+        a = a.astype(np.int64)
+        illegal = self._masks[self._rows, a] == 0
+        if illegal.any():
+            bad = np.flatnonzero(illegal)[:10]
+            raise IllegalActionError(
+                f"illegal actions in slots {bad.tolist()} (actions {a[bad].tolist()}); no slot moved"
+            )
+        return a
 
     def step(
         self, actions: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One decision per slot; returns ``(obs, mask, seat, rewards, done, info)``.
 
-        The arrays are reused by the next call: copy what you keep.
+        The arrays are the env's buffers, reused by the next call: copy what
+        you keep (the mask is a copy already: the env checks actions against
+        its own).
 
         Raises:
-            IllegalActionError: naming the slots whose action was not legal (those
-                slots did not move; the others did).
+            RuntimeError: before the first ``reset``.
+            TypeError: actions that are not integers.
+            ValueError: a wrong shape.
+            IllegalActionError: an action out of range or not legal, naming the
+                slots; the whole batch is rejected and no slot moves.
         """
-        a = np.asarray(actions)
-        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
-            raise ValueError(f"actions must be {self.num_envs} integers, got shape {a.shape}")
-        a = a.astype(np.int64, copy=False)
+        if not self._ready:
+            raise RuntimeError("VectorEnv.step() before reset(): call reset() first")
+        a = self._check_actions(actions)
         _step_all(
-            self.states,
-            a,
-            self._seed_base,
-            self._hand_no,
-            self._masks,
-            self._rewards,
-            self._done,
-            self._final,
-            self._status,
-            self._last_log,
-            self._last_seed,
-            self._obs,
-            self._seats,
-            self.oracle,
-            self._r,
-            self._t["FLAGS"],
-            self._t["WAITS"],
-        )
-        if self._status.any():
-            bad = np.flatnonzero(self._status)
-            raise IllegalActionError(
-                f"illegal actions in slots {bad[:10].tolist()} (actions {a[bad[:10]].tolist()})"
+            self._states, a, self._seed_base, self._hand_no, self._masks, self._rewards,
+            self._done, self._final, self._status, self._last_log, self._last_seed,
+            self._r, self._t["FLAGS"], self._t["WAITS"],
+        )  # fmt: skip
+        if self._status.any():  # cannot happen after _check_actions: the engine's own guard
+            raise RuntimeError(
+                f"engine rejected checked actions in slots {np.flatnonzero(self._status)}"
             )
+        self._spec.encode_batch(self._states, self._seats, self.oracle, self._r, self._obs)
         info = {"final_scores": self._final, "hands_done": int(self._done.sum())}
-        return self._obs, self._masks, self._seats, self._rewards, self._done, info
+        return self._obs, self._masks.copy(), self._seats, self._rewards, self._done, info
+
+    def observe(self, version: int | None = None, oracle: bool | None = None) -> np.ndarray:
+        """The current decisions' observations in another version (a new array).
+
+        Args:
+            version: an observation version (default: the env's).
+            oracle: with the oracle rows (default: the env's setting).
+
+        Raises:
+            RuntimeError: before ``reset``. ValueError: an unknown version.
+        """
+        if not self._ready:
+            raise RuntimeError("VectorEnv.observe() before reset(): call reset() first")
+        spec = self._spec if version is None else get_obs_version(version)
+        oracle = self.oracle if oracle is None else oracle
+        if not isinstance(oracle, (bool, np.bool_)):
+            raise TypeError(f"oracle must be True or False, got {oracle!r}")
+        obs = np.zeros((self.num_envs, *spec.shape(bool(oracle))), dtype=np.uint8)
+        seats = np.zeros(self.num_envs, dtype=np.int8)
+        spec.encode_batch(self._states, seats, bool(oracle), self._r, obs)
+        return obs
+
+    def _slot(self, i: object) -> int:
+        if not _is_int(i):
+            raise TypeError(f"slot must be an integer, got {i!r}")
+        if not 0 <= i < self.num_envs:  # type: ignore[operator]
+            raise ValueError(f"slot must be in [0, {self.num_envs}), got {i}")
+        return int(i)  # type: ignore[call-overload]
 
     def record(self, i: int) -> dict[str, Any]:
         """The game record of the last hand that ended in slot ``i`` (RULES.md §10).
 
         Raises:
-            ValueError: no hand has ended in that slot yet.
+            TypeError, ValueError: a bad slot, or no hand has ended in that slot yet.
         """
-        if not 0 <= i < self.num_envs:
-            raise ValueError(f"slot must be in [0, {self.num_envs}), got {i}")
+        i = self._slot(i)
         n = int(self._last_log[i, 0])
         if self._hand_no[i] == 0 or n == 0:
             raise ValueError(f"no hand has ended in slot {i} yet")
@@ -231,8 +283,14 @@ class VectorEnv:
         """A ``Game`` replaying the hand now running in slot ``i``.
 
         It is a copy: stepping it does not move the slot.
+
+        Raises:
+            RuntimeError: before ``reset``. TypeError, ValueError: a bad slot.
         """
-        st = self.states[i]
+        i = self._slot(i)
+        if not self._ready:
+            raise RuntimeError("VectorEnv.game() before reset(): call reset() first")
+        st = self._states[i]
         seed = int(self._seed_base[i] + np.uint64(self._hand_no[i]) * SEED_STRIDE)
         game = Game(self.rules, seed=seed)
         for code in st["log"][: st["n_log"]]:
