@@ -3,10 +3,12 @@
     python -m agents.evaluate --walls 500 --lineup heuristic random random random
 
 Every wall is played four times, the lineup rotated by one seat each time,
-so luck of the deal cancels out. Reported per agent: points per hand with a
-95% confidence interval (one sample per wall: the agent's mean over its
-seats and rotations), win rate, deal-in rate (paid a win on its discard or
-its robbed kong), average fan of its wins, and at exhaustive draws the
+so luck of the deal cancels out. A lineup entry is any registered agent name
+(``agents.registry``: random, heuristic, ...) or a checkpoint path that a
+registered loader accepts. Reported per agent: points per hand with a 95%
+confidence interval (one sample per wall: the agent's mean over its seats
+and rotations), win rate, deal-in rate (paid a win on its discard or its
+robbed kong), average fan of its wins, and at exhaustive draws the
 flower-pig and not-tenpai rates. Prints a table and writes JSON.
 """
 
@@ -16,43 +18,66 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from rich import box
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
-from agents.heuristic import HeuristicAgent
-from agents.random_agent import RandomAgent
-from sichuan_env import RuleConfig
+from sichuan_env import PRESETS, RuleConfig
+from sichuan_env._cli import int_arg, path_problem
 from sichuan_env.envs.vector import VectorEnv
 
-AGENTS = {"heuristic": HeuristicAgent, "random": RandomAgent}
+from .base import Agent, check_seed
+from .registry import describe, make_agent
+
+MAX_WALLS = 100_000
+"""Walls per run (records of every hand are kept: about 100 KB per wall)."""
+CHUNK_WALLS = 2048
+"""Walls played together in one VectorEnv (bounds the env's memory)."""
 
 
-def _make(name: str, seed: int) -> Any:
-    if name not in AGENTS:
-        raise ValueError(f"unknown agent {name!r}; known: {sorted(AGENTS)}")
-    return AGENTS[name](seed) if name == "random" else AGENTS[name]()
+def make_lineup_agents(lineup: list[str], seed: int = 0) -> dict[str, Agent]:
+    """One agent per distinct lineup entry, seeded ``seed + k`` in sorted order.
+
+    Raises:
+        ValueError: for a lineup that is not 4 entries, or an entry the registry does not know.
+    """
+    if not isinstance(lineup, (list, tuple)) or len(lineup) != 4:
+        raise ValueError(f"a lineup names 4 agents, got {lineup!r}")
+    if not all(isinstance(x, str) for x in lineup):
+        raise ValueError(f"lineup entries are agent names or paths (str), got {lineup!r}")
+    seed = check_seed(seed)
+    return {name: make_agent(name, seed=seed + k) for k, name in enumerate(sorted(set(lineup)))}
 
 
-def play_duplicate(
-    lineup: list[str], walls: int, rules: RuleConfig, seed: int = 0, progress: bool = True
-) -> list[tuple[int, int, dict]]:
-    """Play every wall under the four rotations; ``[(wall, rotation, record)]``."""
-    if len(lineup) != 4:
-        raise ValueError(f"a lineup names 4 agents, got {len(lineup)}")
-    if walls < 1:
-        raise ValueError(f"walls must be >= 1, got {walls}")
-    agents = {name: _make(name, seed + k) for k, name in enumerate(sorted(set(lineup)))}
-    n = walls * 4
-    venv = VectorEnv(n, rules=rules)
-    wall_seeds = np.random.default_rng(seed).integers(0, 2**62, size=walls)
+def _observations(venv: VectorEnv, obs: np.ndarray, version: int) -> np.ndarray:
+    return obs if version == venv.obs_version else venv.observe(version)
+
+
+def _play_chunk(
+    lineup: list[str],
+    agents: Mapping[str, Agent],
+    wall_seeds: np.ndarray,
+    rules: RuleConfig,
+    advance: Any,
+) -> list[tuple[int, dict]]:
+    """Play ``wall_seeds`` under the four rotations; ``[(slot, record)]``."""
+    n = len(wall_seeds) * 4
+    versions = Counter(a.obs_version for a in agents.values())
+    venv = VectorEnv(n, rules=rules, obs_version=versions.most_common(1)[0][0])
+    if len(versions) > 1 and not hasattr(venv, "observe"):
+        raise ValueError(f"the agents read different observation versions {sorted(versions)}")
     obs, mask, seat = venv.reset(seeds=np.repeat(wall_seeds, 4))
-    rotation = np.tile(np.arange(4), walls)
+    rotation = np.tile(np.arange(4), len(wall_seeds))
     lineup_arr = np.array(lineup)
     finished = np.zeros(n, dtype=bool)
-    records: list[tuple[int, int, dict]] = []
-    t_last = time.perf_counter()
+    records: list[tuple[int, dict]] = []
     actions = np.zeros(n, dtype=np.int64)
     while not finished.all():
         names = lineup_arr[(seat + rotation) % 4]
@@ -60,16 +85,60 @@ def play_duplicate(
         for name, agent in agents.items():
             idx = np.flatnonzero((names == name) & ~finished)
             if idx.size:
-                actions[idx] = agent.act_batch(obs[idx], mask[idx])
+                seen = _observations(venv, obs, agent.obs_version)
+                actions[idx] = agent.act_batch(seen[idx], mask[idx])
         obs, mask, seat, _, done, _ = venv.step(actions)
-        for i in np.flatnonzero(done & ~finished):
+        newly = np.flatnonzero(done & ~finished)
+        for i in newly:
             finished[i] = True
-            records.append((int(i // 4), int(rotation[i]), venv.record(int(i))))
-        if progress and time.perf_counter() - t_last > 1.0:
-            t_last = time.perf_counter()
-            print(f"\r  hands {finished.sum():>6}/{n}", end="", file=sys.stderr, flush=True)
-    if progress:
-        print(f"\r  hands {n:>6}/{n}", file=sys.stderr)
+            records.append((int(i), venv.record(int(i))))
+        if newly.size:
+            advance(int(newly.size))
+    return records
+
+
+def play_duplicate(
+    lineup: list[str],
+    walls: int,
+    rules: RuleConfig,
+    seed: int = 0,
+    progress: bool = True,
+    agents: Mapping[str, Agent] | None = None,
+) -> list[tuple[int, int, dict]]:
+    """Play every wall under the four rotations; ``[(wall, rotation, record)]``.
+
+    Args:
+        lineup: the 4 agents of seats 0..3 in the first rotation (names or paths).
+        walls: distinct walls, 1..``MAX_WALLS``.
+        rules: the ruleset.
+        seed: seeds the walls and (as ``seed + k``) the agents.
+        progress: show a progress bar on stderr.
+        agents: ``{lineup entry: agent}`` already made (default: ``make_lineup_agents``).
+
+    Raises:
+        ValueError: for a bad lineup, wall count, seed or agent.
+    """
+    if isinstance(walls, bool) or not isinstance(walls, (int, np.integer)):
+        raise ValueError(f"walls must be an integer, got {walls!r}")
+    if not 1 <= walls <= MAX_WALLS:
+        raise ValueError(f"walls must be in 1..{MAX_WALLS}, got {walls}")
+    if agents is None:
+        agents = make_lineup_agents(lineup, seed)
+    elif set(agents) != set(lineup):
+        raise ValueError(f"agents must map exactly the lineup entries {sorted(set(lineup))}")
+    seed = check_seed(seed)
+    wall_seeds = np.random.default_rng(seed).integers(0, 2**62, size=walls)
+    records: list[tuple[int, int, dict]] = []
+    columns = (TextColumn("hands"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    console = Console(stderr=True)
+    with Progress(*columns, console=console, disable=not progress) as bar:
+        task = bar.add_task("hands", total=walls * 4)
+        for first in range(0, walls, CHUNK_WALLS):
+            chunk = wall_seeds[first : first + CHUNK_WALLS]
+            for slot, record in _play_chunk(
+                lineup, agents, chunk, rules, lambda k: bar.advance(task, k)
+            ):
+                records.append((first + slot // 4, slot % 4, record))
     return records
 
 
@@ -129,43 +198,85 @@ def summarize(lineup: list[str], records: list[tuple[int, int, dict]], walls: in
     return out
 
 
-def print_table(summary: dict) -> None:
-    """The per-agent table."""
-    head = (
-        f"{'agent':<10} {'points/hand':>12} {'95% CI':>9} {'win':>7} {'deal-in':>8} "
-        f"{'avg fan':>8} {'pig':>6} {'noten':>6} {'hands':>7}"
-    )
-    print(head)
-    print("-" * len(head))
+def summary_table(summary: dict) -> Table:
+    """The per-agent table (a ``rich`` table)."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+    table.add_column("agent", overflow="fold")
+    for head in ("points/hand", "95% CI", "win", "deal-in", "avg fan", "pig", "noten", "hands"):
+        table.add_column(head, justify="right")
     for name, s in summary.items():
-        print(
-            f"{name:<10} {s['points_per_hand']:>+12.2f} {s['ci95']:>9.2f} {s['win_rate']:>7.1%} "
-            f"{s['deal_in_rate']:>8.1%} {s['avg_fan']:>8.2f} {s['flower_pig_rate']:>6.1%} "
-            f"{s['not_tenpai_rate']:>6.1%} {s['seat_hands']:>7}"
+        table.add_row(
+            name,
+            f"{s['points_per_hand']:+.2f}",
+            f"{s['ci95']:.2f}",
+            f"{s['win_rate']:.1%}",
+            f"{s['deal_in_rate']:.1%}",
+            f"{s['avg_fan']:.2f}",
+            f"{s['flower_pig_rate']:.1%}",
+            f"{s['not_tenpai_rate']:.1%}",
+            str(s["seat_hands"]),
         )
+    return table
 
 
-def main(argv: list[str] | None = None) -> dict:
-    """CLI entry point; returns the JSON document."""
+def _stdout() -> Console:
+    # a pipe or file gets the table's natural width; a terminal, its own width
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+
+
+def print_table(summary: dict, console: Console | None = None) -> None:
+    """Print the per-agent table to stdout (or ``console``)."""
+    (console or _stdout()).print(summary_table(summary))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line parser (shared with the tests)."""
     p = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="sichuan-eval",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--walls", type=int, default=200, help="distinct walls (each played 4 times)")
+    p.add_argument(
+        "--walls",
+        type=int_arg(1, MAX_WALLS),
+        default=200,
+        help=f"distinct walls (each played 4 times), 1..{MAX_WALLS}",
+    )
     p.add_argument(
         "--lineup",
         nargs=4,
         default=["heuristic", "random", "random", "random"],
-        choices=sorted(AGENTS),
-        help="the agents of seats 0..3 in the first rotation",
+        metavar="AGENT",
+        help="the agents of seats 0..3 in the first rotation: registered names or checkpoints",
     )
-    p.add_argument("--preset", default="xuezhan", help="rule preset (sichuan_env.PRESETS)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--preset", default="xuezhan", choices=sorted(PRESETS), help="rule preset")
+    p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the walls and agents (>= 0)")
     p.add_argument("--json", type=Path, default=None, help="write the results here")
     p.add_argument("--quiet", action="store_true", help="no progress output")
+    return p
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """CLI entry point; returns the JSON document.
+
+    Bad usage (unknown agents, a wall count out of range, an unwritable
+    ``--json`` path) exits with status 2 and one line on stderr, before any hand is played.
+    """
+    p = build_parser()
     args = p.parse_args(argv)
+    try:
+        agents = make_lineup_agents(args.lineup, args.seed)
+    except ValueError as exc:
+        p.error(str(exc))
+    except ImportError as exc:  # a lazily registered agent whose dependency is missing
+        p.error(f"cannot load an agent of the lineup: {exc}; {describe()}")
+    if args.json is not None and (problem := path_problem(args.json)):
+        p.error(f"--json: {problem}")
     rules = RuleConfig.preset(args.preset)
     t0 = time.perf_counter()
-    records = play_duplicate(args.lineup, args.walls, rules, args.seed, progress=not args.quiet)
+    records = play_duplicate(
+        args.lineup, args.walls, rules, args.seed, progress=not args.quiet, agents=agents
+    )
     summary = summarize(args.lineup, records, args.walls)
     dt = time.perf_counter() - t0
     print(
@@ -182,11 +293,20 @@ def main(argv: list[str] | None = None) -> dict:
         "agents": summary,
     }
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(doc, indent=2))
+        try:
+            args.json.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+        except OSError as exc:
+            print(f"sichuan-eval: cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
+            raise SystemExit(1) from None
         print(f"wrote {args.json}")
     return doc
 
 
-if __name__ == "__main__":
+def cli() -> int:
+    """Console-script entry point (``sichuan-eval``)."""
     main()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

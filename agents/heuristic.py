@@ -12,7 +12,10 @@ Rules of thumb, in order:
 It reads its own hand, void suit, visible tiles and the claimable tile from
 observation v1 (``sichuan_env.encoding.observation``). The decision is one
 numba kernel over a batch, so the same code serves the AEC env (a batch of
-one) and ``VectorEnv`` (all slots at once).
+one) and ``VectorEnv`` (all slots at once). The kernel trusts nothing it
+reads: counts are capped at 4 and never go below 0, and whatever the planes
+say, the answer is an action the mask allows (the facade checks the inputs
+first, ``agents.base``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from sichuan_env._jit import njit
 from sichuan_env.encoding import observation as O
 from sichuan_env.engine.actions import (
     ACTION_SPACE,
@@ -35,14 +39,24 @@ from sichuan_env.engine.actions import (
 from sichuan_env.kernels.shanten import shanten
 from sichuan_env.kernels.tables import get_tables
 
+from .base import BaseAgent
 
-@numba.njit(cache=True)
+OBS_MIN_ROWS = max(O.HAND + 4, O.VOIDS + 1, O.VISIBLE + 4, O.CLAIM + 1)
+"""The kernel reads only rows below this (all public v1 rows)."""
+
+
+@njit
 def _hand_of(obs, hand) -> None:
+    # any nonzero entry counts as 1, so a count is at most 4 whatever the planes hold
     for t in range(27):
-        hand[t] = obs[O.HAND, t] + obs[O.HAND + 1, t] + obs[O.HAND + 2, t] + obs[O.HAND + 3, t]
+        c = 0
+        for k in range(4):
+            if obs[O.HAND + k, t] != 0:
+                c += 1
+        hand[t] = c
 
 
-@numba.njit(cache=True)
+@njit
 def _void_of(obs) -> int:
     for s in range(3):
         if obs[O.VOIDS, 9 * s]:
@@ -50,7 +64,7 @@ def _void_of(obs) -> int:
     return -1
 
 
-@numba.njit(cache=True)
+@njit
 def _ukeire(hand, void, unseen, dist) -> tuple:
     """(shanten, useful unseen tiles) of a 3k+1 hand."""
     base = shanten(hand, void, dist)
@@ -65,61 +79,38 @@ def _ukeire(hand, void, unseen, dist) -> tuple:
     return base, useful
 
 
-@numba.njit(cache=True)
-def decide(obs, mask, dist) -> int:
-    """The heuristic's action for one (observation, mask)."""
-    if mask[HU]:
-        return HU
-    hand = np.zeros(27, dtype=np.uint8)
-    _hand_of(obs, hand)
-    void = _void_of(obs)
-    unseen = np.zeros(27, dtype=np.int64)
-    for t in range(27):
-        seen = obs[O.VISIBLE, t] + obs[O.VISIBLE + 1, t] + obs[O.VISIBLE + 2, t]
-        unseen[t] = 4 - seen - obs[O.VISIBLE + 3, t]
-    # 定缺: the shortest suit
-    if mask[VOID]:
-        best, best_n = 0, 99
-        for s in range(3):
-            n = 0
-            for r in range(9):
-                n += hand[9 * s + r]
-            if n < best_n:
-                best, best_n = s, n
-        return VOID + best
-    # 换三张: tiles of the shortest legal suit, the most isolated first
-    if mask[EXCHANGE : EXCHANGE + 27].any():
-        best_t, best_key = -1, 1 << 30
-        for t in range(27):
-            if not mask[EXCHANGE + t]:
-                continue
-            s = t // 9
-            n = 0
-            for r in range(9):
-                n += hand[9 * s + r]
-            neighbours = 0
-            for d in (-2, -1, 1, 2):
-                u = t + d
-                if u // 9 == s and 0 <= u < 27:
-                    neighbours += hand[u]
-            key = n * 100 + neighbours * 10 + hand[t]
-            if key < best_key:
-                best_t, best_key = t, key
-        return EXCHANGE + best_t
-    # claims: pong / kong only if the shanten does not get worse
-    if mask[PONG] or mask[KONG]:
-        t = -1
-        for u in range(27):
-            if obs[O.CLAIM, u]:
-                t = u
+@njit
+def _first_legal(mask) -> int:
+    for a in range(ACTION_SPACE):
+        if mask[a]:
+            return a
+    return -1
+
+
+@njit
+def _suit_size(hand, s: int) -> int:
+    n = 0
+    for r in range(9):
+        n += hand[9 * s + r]
+    return n
+
+
+@njit
+def _claim(obs, mask, hand, void, dist) -> int:
+    """Pong / kong the claimable tile if the shanten does not get worse, else pass."""
+    t = -1
+    for u in range(27):
+        if obs[O.CLAIM, u]:
+            t = u
+    if t >= 0:
         now = shanten(hand, void, dist)
-        if mask[KONG]:
+        if mask[KONG] and hand[t] >= 3:
             hand[t] -= 3
             after = shanten(hand, void, dist)
             hand[t] += 3
             if after <= now:
                 return KONG
-        if mask[PONG]:
+        if mask[PONG] and hand[t] >= 2:
             hand[t] -= 2
             after = 99
             for d in range(27):  # the discard that follows the pong
@@ -131,13 +122,68 @@ def decide(obs, mask, dist) -> int:
             hand[t] += 2
             if after <= now:
                 return PONG
-        return PASS
+    return PASS if mask[PASS] else -1
+
+
+@njit
+def decide(obs, mask, dist) -> int:
+    """The heuristic's action for one (observation, mask); -1 only for a mask with no 1.
+
+    Safe for any ``uint8`` planes of at least ``OBS_MIN_ROWS`` x 27 and any
+    ``int8[88]`` mask: tile counts are capped at 4, a count is never
+    decremented below 0, and the answer is an action the mask allows (the
+    first legal one where the observation contradicts the mask).
+    """
+    if obs.shape[0] < OBS_MIN_ROWS or obs.shape[1] != 27 or mask.shape[0] != ACTION_SPACE:
+        return -1
+    if mask[HU]:
+        return HU
+    hand = np.zeros(27, dtype=np.uint8)
+    _hand_of(obs, hand)
+    void = _void_of(obs)
+    unseen = np.zeros(27, dtype=np.int64)
+    for t in range(27):
+        seen = 0
+        for k in range(4):
+            if obs[O.VISIBLE + k, t] != 0:
+                seen += 1
+        unseen[t] = 4 - seen
+    # 定缺: the shortest suit among the legal ones
+    best, best_n = -1, 99
+    for s in range(3):
+        if mask[VOID + s]:
+            n = _suit_size(hand, s)
+            if n < best_n:
+                best, best_n = s, n
+    if best >= 0:
+        return VOID + best
+    # 换三张: tiles of the shortest legal suit, the most isolated first
+    best_t, best_key = -1, 1 << 30
+    for t in range(27):
+        if not mask[EXCHANGE + t]:
+            continue
+        s = t // 9
+        n = _suit_size(hand, s)
+        neighbours = 0
+        for d in (-2, -1, 1, 2):
+            u = t + d
+            if 0 <= u < 27 and u // 9 == s:
+                neighbours += hand[u]
+        key = n * 100 + neighbours * 10 + hand[t]
+        if key < best_key:
+            best_t, best_key = t, key
+    if best_t >= 0:
+        return EXCHANGE + best_t
+    # claims: pong / kong only if the shanten does not get worse
+    if mask[PONG] or mask[KONG]:
+        a = _claim(obs, mask, hand, void, dist)
+        return a if a >= 0 else _first_legal(mask)
     if mask[PASS]:
         return PASS
     # own turn: discard (or kong) for the lowest shanten, then the most ukeire
     best_a, best_sh, best_uk = -1, 99, -1
     for d in range(27):
-        if not mask[DISCARD + d]:
+        if not mask[DISCARD + d] or hand[d] == 0:
             continue
         hand[d] -= 1
         sh, uk = _ukeire(hand, void, unseen, dist)
@@ -147,19 +193,19 @@ def decide(obs, mask, dist) -> int:
     for t in range(27):
         if mask[SELF_KONG + t]:
             k = 4 if hand[t] == 4 else 1
+            if hand[t] < k:
+                continue
             hand[t] -= k
             sh = shanten(hand, void, dist)
             hand[t] += k
             if sh <= best_sh:
                 return SELF_KONG + t
     if best_a < 0:
-        for a in range(ACTION_SPACE):
-            if mask[a]:
-                return a
+        return _first_legal(mask)
     return best_a
 
 
-@numba.njit(cache=True)
+@njit
 def _holds(hand, void) -> bool:
     for r in range(9):
         if hand[9 * void + r]:
@@ -167,29 +213,36 @@ def _holds(hand, void) -> bool:
     return False
 
 
-@numba.njit(cache=True, parallel=True)
+@njit(parallel=True)
 def decide_batch(obs, masks, dist, out) -> None:
-    """``decide`` for every row, parallel over the cores."""
+    """``decide`` for every row, parallel over the cores (-1 marks a row with no legal action)."""
     for i in numba.prange(obs.shape[0]):
         out[i] = decide(obs[i], masks[i], dist)
 
 
-class HeuristicAgent:
-    """Rule-based player; ``act`` for one decision, ``act_batch`` for many."""
+class HeuristicAgent(BaseAgent):
+    """Rule-based player of observation v1; ``act`` for one decision, ``act_batch`` for many.
+
+    Args:
+        seed: accepted for the agent registry; the heuristic is deterministic.
+    """
 
     name = "heuristic"
+    obs_version = 1
 
-    def __init__(self) -> None:
+    def __init__(self, seed: int | None = None) -> None:
         self._dist = get_tables()["DIST"]
 
-    def act(self, observation: np.ndarray, mask: np.ndarray) -> int:
-        """The action for one observation (``uint8[rows, 27]``) and mask (``int8[88]``)."""
-        return int(decide(np.ascontiguousarray(observation), np.asarray(mask), self._dist))
+    def _act(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        a = int(decide(obs, mask, self._dist))
+        if a < 0:  # unreachable after the checks of BaseAgent; never hand back an illegal id
+            raise ValueError("mask has no legal action (all zeros)")
+        return a
 
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Actions for ``uint8[N, rows, 27]`` observations and ``int8[N, 88]`` masks."""
-        out = np.zeros(len(masks), dtype=np.int64)
-        decide_batch(
-            np.ascontiguousarray(observations), np.ascontiguousarray(masks), self._dist, out
-        )
+    def _act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        out = np.empty(len(masks), dtype=np.int64)
+        decide_batch(obs, masks, self._dist, out)
+        bad = np.flatnonzero(out < 0)
+        if bad.size:  # unreachable after the checks of BaseAgent
+            raise ValueError(f"masks row {int(bad[0])} has no legal action (all zeros)")
         return out

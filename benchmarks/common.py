@@ -1,4 +1,4 @@
-"""What every benchmark script shares: progress output, machine and commit, the JSON file."""
+"""What every benchmark script shares: progress output, tables, machine and commit, the JSON file."""
 
 from __future__ import annotations
 
@@ -13,13 +13,37 @@ from typing import Any
 
 import numba
 import numpy as np
+from rich import box
+from rich.console import Console
+from rich.table import Table
 
 from sichuan_env import __version__
+from sichuan_env._cli import path_problem
 
 
 def log(msg: str) -> None:
     """Progress on stderr, so the table on stdout stays clean."""
     print(msg, file=sys.stderr, flush=True)
+
+
+def print_table(columns: list[tuple[str, str]], rows: list[list[str]]) -> None:
+    """A ``rich`` table on stdout: ``columns`` are ``(heading, "left" | "right")``.
+
+    A pipe or file gets the table at its natural width (for results pasted
+    into docs); a terminal gets its own width.
+    """
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+    for head, justify in columns:
+        table.add_column(head, justify=justify)  # type: ignore[arg-type]
+    for row in rows:
+        table.add_row(*row)
+    Console(highlight=False, width=None if sys.stdout.isatty() else 200).print(table)
+
+
+def check_json_arg(parser, path: Path | None) -> None:
+    """``parser.error`` (exit 2) before any work when ``--json`` cannot be written."""
+    if path is not None and (problem := path_problem(path)):
+        parser.error(f"--json: {problem}")
 
 
 def median_time(fn, repeats: int) -> float:
@@ -78,7 +102,11 @@ def write_results(name: str, body: dict[str, Any], path: Path | None) -> dict[st
         **body,
     }
     out = path or Path("benchmarks/results") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=2))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    except OSError as exc:
+        log(f"cannot write {out}: {exc.strerror or exc}")
+        raise SystemExit(1) from None
     print(f"\nwrote {out}")
     return doc

@@ -27,8 +27,9 @@ import numba
 import numpy as np
 
 from benchmarks import engine_peers
-from benchmarks.common import log, write_results
+from benchmarks.common import check_json_arg, log, print_table, write_results
 from sichuan_env import Game, RuleConfig
+from sichuan_env._cli import float_arg, int_arg
 from sichuan_env.engine import batch, selfplay
 from sichuan_env.engine.actions import ACTION_SPACE
 from sichuan_env.engine.state import STATE_DTYPE
@@ -147,15 +148,24 @@ def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("--hands", type=int, default=50_000, help="hands for the all-numba loop")
-    p.add_argument("--budget", type=float, default=5.0, help="seconds per facade / peer run")
-    p.add_argument("--envs", type=int, default=4096, help="hands stepped together by step_batch")
+    p.add_argument(
+        "--hands", type=int_arg(1, 1_000_000), default=50_000, help="hands for the all-numba loop"
+    )
+    p.add_argument(
+        "--budget", type=float_arg(0, 3600), default=5.0, help="seconds per facade / peer run"
+    )
+    p.add_argument(
+        "--envs", type=int_arg(1, 65_536), default=4096, help="hands stepped together by step_batch"
+    )
     p.add_argument(
         "--peers", nargs="*", default=list(engine_peers.RUNNERS), choices=list(engine_peers.RUNNERS)
     )
     p.add_argument("--quick", action="store_true", help="10k hands, 1 s budgets")
-    p.add_argument("--json", type=Path, default=None)
+    p.add_argument(
+        "--json", type=Path, default=None, help="output path (default benchmarks/results/)"
+    )
     args = p.parse_args(argv)
+    check_json_arg(p, args.json)
     if args.quick:
         args.hands, args.budget = 10_000, 1.0
 
@@ -181,14 +191,25 @@ def main(argv: list[str] | None = None) -> dict:
         log(f"  {name}: {rows[-1]['decisions_per_s']:,.0f} decisions/s")
 
     best = max(r["decisions_per_s"] for r in rows if r["implementation"] == "sichuan_env")
-    head = f"{'implementation':<13} {'mode':<34} {'hands/s':>11} {'decisions/s':>13} {'ours x':>8}"
-    print(head)
-    print("-" * len(head))
-    for r in rows:
-        print(
-            f"{r['implementation']:<13} {r['mode']:<34} {r['hands_per_s']:>11,.0f} "
-            f"{r['decisions_per_s']:>13,.0f} {best / r['decisions_per_s']:>8.1f}"
-        )
+    print_table(
+        [
+            ("implementation", "left"),
+            ("mode", "left"),
+            ("hands/s", "right"),
+            ("decisions/s", "right"),
+            ("ours x", "right"),
+        ],
+        [
+            [
+                r["implementation"],
+                r["mode"],
+                f"{r['hands_per_s']:,.0f}",
+                f"{r['decisions_per_s']:,.0f}",
+                f"{best / r['decisions_per_s']:.1f}",
+            ]
+            for r in rows
+        ],
+    )
     print(
         f"\nfresh process, import + tables + one hand: {cold['warm_cache_s']:.2f} s with the "
         f"numba cache warm, {cold['cold_compile_s']:.1f} s compiling from scratch"

@@ -7,7 +7,9 @@ The AEC env runs through ``sichuan_env.env()``'s wrapper with random legal
 actions and ``env.last()`` (so an observation is built at every decision).
 ``VectorEnv`` steps N hands per call with random legal actions picked by a
 small numba helper (the agent's cost kept out of the figure), on 1 and 2
-cores. Peers run their own envs with random agents (``engine_peers.py``).
+cores. ``--agents`` adds VectorEnv with registered agents acting in every
+seat (``agents.registry``; default the heuristic), the env's and the agent's
+time together. Peers run their own envs with random agents (``engine_peers.py``).
 Prints a table and writes JSON (machine, commit, figures).
 """
 
@@ -21,12 +23,16 @@ import numba
 import numpy as np
 
 import sichuan_env
+from agents import Agent
+from agents.registry import describe, make_agent
 from benchmarks import engine_peers
-from benchmarks.common import log, write_results
+from benchmarks.common import check_json_arg, log, print_table, write_results
+from sichuan_env._cli import float_arg, int_arg
+from sichuan_env._jit import njit
 from sichuan_env.envs.vector import VectorEnv
 
 
-@numba.njit(parallel=True, cache=True)
+@njit(parallel=True)
 def random_legal(masks, state, out) -> None:
     """A random legal action per row (an LCG per row)."""
     for i in numba.prange(masks.shape[0]):
@@ -85,19 +91,49 @@ def vector(n_envs: int, threads: int, budget: float) -> dict:
     return {"hands": hands, "decisions": steps * n_envs, "seconds": dt}
 
 
+def with_agent(agent: Agent, n_envs: int, budget: float) -> dict:
+    """VectorEnv steps with every seat played by ``agent`` (the env's and the agent's time)."""
+    venv = VectorEnv(n_envs, seed=1, obs_version=agent.obs_version)
+    obs, mask, _ = venv.reset()
+    obs, mask, _, _, _, _ = venv.step(agent.act_batch(obs, mask))  # compile / load
+    steps = hands = 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < budget:
+        obs, mask, _, _, done, _ = venv.step(agent.act_batch(obs, mask))
+        steps += 1
+        hands += int(done.sum())
+    return {"hands": hands, "decisions": steps * n_envs, "seconds": time.perf_counter() - t0}
+
+
 def main(argv: list[str] | None = None) -> dict:
     """Run the benchmark; returns the JSON document it writes."""
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("--budget", type=float, default=4.0, help="seconds per measurement")
-    p.add_argument("--envs", type=int, nargs="*", default=[1024, 4096], help="VectorEnv sizes")
+    p.add_argument("--budget", type=float_arg(0, 3600), default=4.0, help="seconds per measurement")
+    p.add_argument(
+        "--envs", type=int_arg(1, 65_536), nargs="*", default=[1024, 4096], help="VectorEnv sizes"
+    )
+    p.add_argument(
+        "--agents",
+        nargs="*",
+        default=["heuristic"],
+        metavar="AGENT",
+        help="also time VectorEnv with these agents acting (registered names or checkpoints)",
+    )
     p.add_argument(
         "--peers", nargs="*", default=list(engine_peers.RUNNERS), choices=list(engine_peers.RUNNERS)
     )
     p.add_argument("--quick", action="store_true", help="1 s budgets")
-    p.add_argument("--json", type=Path, default=None)
+    p.add_argument(
+        "--json", type=Path, default=None, help="output path (default benchmarks/results/)"
+    )
     args = p.parse_args(argv)
+    check_json_arg(p, args.json)
+    try:
+        agents = {spec: make_agent(spec, seed=0) for spec in args.agents}
+    except (ValueError, ImportError) as exc:
+        p.error(f"--agents: {exc} ({describe()})")
     if args.quick:
         args.budget = 1.0
     rows = []
@@ -121,23 +157,35 @@ def main(argv: list[str] | None = None) -> dict:
                 f"VectorEnv x{n}, {threads} core{'s' if threads > 1 else ''}",
                 vector(n, threads, args.budget),
             )
+    n = args.envs[0] if args.envs else 1024
+    for spec, agent in agents.items():
+        add("sichuan_env", f"VectorEnv x{n} + {spec} agent", with_agent(agent, n, args.budget))
     peers, skipped = engine_peers.run_all(args.peers, args.budget)
     for name, r in peers.items():
         add(name, "its env, random agents", r)
     aec_rate = rows[0]["decisions_per_s"]
-    head = f"{'implementation':<13} {'mode':<28} {'decisions/s':>13} {'vs our AEC':>11}"
-    print(head)
-    print("-" * len(head))
-    for r in rows:
-        print(
-            f"{r['implementation']:<13} {r['mode']:<28} {r['decisions_per_s']:>13,.0f} "
-            f"{r['decisions_per_s'] / aec_rate:>11.2f}"
-        )
+    print_table(
+        [
+            ("implementation", "left"),
+            ("mode", "left"),
+            ("decisions/s", "right"),
+            ("vs our AEC", "right"),
+        ],
+        [
+            [
+                r["implementation"],
+                r["mode"],
+                f"{r['decisions_per_s']:,.0f}",
+                f"{r['decisions_per_s'] / aec_rate:.2f}",
+            ]
+            for r in rows
+        ],
+    )
     engine_peers.print_notes(args.peers, skipped)
     return write_results(
         "env",
         {
-            "settings": {"budget_s": args.budget, "envs": args.envs},
+            "settings": {"budget_s": args.budget, "envs": args.envs, "agents": args.agents},
             "results": rows,
             "skipped": skipped,
         },

@@ -21,8 +21,9 @@ from pathlib import Path
 import numba
 import numpy as np
 
+from benchmarks import common
 from benchmarks import peers as peer_lib
-from benchmarks.common import log, median_time, write_results
+from benchmarks.common import check_json_arg, log, median_time, write_results
 from benchmarks.corpus import digest, make_corpus
 from sichuan_env import (
     is_win,
@@ -34,6 +35,7 @@ from sichuan_env import (
     waits,
     waits_batch,
 )
+from sichuan_env._cli import float_arg, int_arg
 
 TASKS = ("is_win", "waits", "shanten", "score_win")
 
@@ -130,22 +132,30 @@ def print_table(rows: list[dict]) -> None:
             best[r["task"]] = max(best.get(r["task"], 0), r["hands_per_s"])
             if r["mode"] == "single call":
                 single[r["task"]] = r["hands_per_s"]
-    head = (
-        f"{'task':<10} {'implementation':<13} {'mode':<17} {'hands/s':>13} {'ns/hand':>10} "
-        f"{'best ours x':>11} {'single x':>9} {'agrees':>7}"
-    )
-    print(head)
-    print("-" * len(head))
+    cells = []
     for r in rows:
         ratio = best[r["task"]] / r["hands_per_s"]
         same = ""
         if r["implementation"] != "sichuan_env" and r["mode"] == "single call":
             same = f"{single[r['task']] / r['hands_per_s']:.1f}"
         agree = f"{r['agreement']:.1%}" if "agreement" in r else ""
-        print(
-            f"{r['task']:<10} {r['implementation']:<13} {r['mode']:<17} {r['hands_per_s']:>13,.0f} "
-            f"{r['ns_per_hand']:>10.1f} {ratio:>11.1f} {same:>9} {agree:>7}"
+        cells.append(
+            [
+                r["task"],
+                r["implementation"],
+                r["mode"],
+                f"{r['hands_per_s']:,.0f}",
+                f"{r['ns_per_hand']:.1f}",
+                f"{ratio:.1f}",
+                same,
+                agree,
+            ]
         )
+    common.print_table(
+        [("task", "left"), ("implementation", "left"), ("mode", "left")]
+        + [(h, "right") for h in ("hands/s", "ns/hand", "best ours x", "single x", "agrees")],
+        cells,
+    )
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -153,17 +163,35 @@ def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("--hands", type=int, default=1_000_000, help="corpus size for batched calls")
-    p.add_argument("--single", type=int, default=50_000, help="hands for single-call timing")
-    p.add_argument("--budget", type=float, default=2.0, help="seconds per peer and task")
-    p.add_argument("--repeats", type=int, default=7, help="repeats per batched measurement")
-    p.add_argument("--peers", nargs="*", default=list(peer_lib.FACTORIES), help="peers to run")
-    p.add_argument("--seed", type=int, default=2026)
+    p.add_argument(
+        "--hands",
+        type=int_arg(1, 10_000_000),
+        default=1_000_000,
+        help="corpus size for batched calls",
+    )
+    p.add_argument(
+        "--single", type=int_arg(1, 10_000_000), default=50_000, help="hands for single-call timing"
+    )
+    p.add_argument(
+        "--budget", type=float_arg(0, 3600), default=2.0, help="seconds per peer and task"
+    )
+    p.add_argument(
+        "--repeats", type=int_arg(1, 1000), default=7, help="repeats per batched measurement"
+    )
+    p.add_argument(
+        "--peers",
+        nargs="*",
+        default=list(peer_lib.FACTORIES),
+        choices=list(peer_lib.FACTORIES),
+        help="peers to run",
+    )
+    p.add_argument("--seed", type=int_arg(0), default=2026, help="corpus seed (>= 0)")
     p.add_argument("--quick", action="store_true", help="100k hands, 10k singles, 0.5 s budgets")
     p.add_argument(
         "--json", type=Path, default=None, help="output path (default benchmarks/results/)"
     )
     args = p.parse_args(argv)
+    check_json_arg(p, args.json)
     if args.quick:
         args.hands, args.single, args.budget, args.repeats = 100_000, 10_000, 0.5, 3
 

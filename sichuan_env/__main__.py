@@ -1,5 +1,7 @@
 """``python -m sichuan_env``: the hand-core demo."""
 
+import sys
+
 from .demo import main
 
-main()
+sys.exit(main())

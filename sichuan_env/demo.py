@@ -7,6 +7,7 @@ evaluates a million dealt hands in batch and prints the throughput.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
@@ -22,6 +23,7 @@ from . import (
     waits,
     waits_batch,
 )
+from ._cli import int_arg
 
 EXAMPLES = [
     ("123m345m222p999p66p", [], {}),
@@ -43,10 +45,19 @@ def deal(n: int, size: int, seed: int) -> np.ndarray:
     return hands
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Print the tour; ``--hands N`` sets the batch size."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--hands", type=int, default=1_000_000, help="hands in the batch demo")
+MAX_HANDS = 2_000_000
+"""Largest batch of the demo (dealing takes about 2 KB of memory per hand)."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the tour; ``--hands N`` sets the batch size. Bad usage exits with status 2."""
+    parser = argparse.ArgumentParser(prog="python -m sichuan_env", description=__doc__)
+    parser.add_argument(
+        "--hands",
+        type=int_arg(1, MAX_HANDS),
+        default=1_000_000,
+        help=f"hands in the batch demo (1..{MAX_HANDS})",
+    )
     args = parser.parse_args(argv)
 
     print("Worked examples (RULES.md §12):")
@@ -100,7 +111,8 @@ def main(argv: list[str] | None = None) -> None:
             "waits": lambda o: f"{int(o.any(axis=1).sum())} tenpai",
         }[name](out)
         print(f"  {name:<8} {n / dt / 1e6:7.1f} M hands/s   {summary}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,58 +1,83 @@
-"""Play one seat against three bots in the terminal: ``python -m sichuan_env.play``.
+"""Play one seat against three bots in the terminal: ``python -m sichuan_env.play`` (``sichuan-play``).
 
 Type an action exactly as listed (``discard 5p``, ``pong``, ``hu``, ``void s``,
 ``exchange 1m2m3m``) or its number in the list; ``?`` shows the list again,
-``q`` quits. The bots play the engine's greedy policy (win when possible,
-discard for the lowest shanten).
+``q`` quits (so does the end of input). The bots are agents of the agent
+registry (``agents.registry``): ``--opponents heuristic`` (the default),
+``--opponents random``, a checkpoint path, or three entries, one per seat
+after yours. They act from their own observation and mask, exactly as in the
+PettingZoo env that runs the hand.
+
+Layering: ``sichuan_env`` never imports ``agents`` at module level (imports go
+tiles -> ... -> envs -> agents). This module is an application on top of the
+library: ``play`` takes the bots as objects (anything with ``obs_version`` and
+``act(obs, mask)``), and only when none are given, or when ``main`` resolves
+the names of ``--opponents``, does it import ``agents.registry`` — lazily,
+inside the function. ``import sichuan_env`` and ``import sichuan_env.play``
+therefore never load ``agents``, and the import graph stays one-way.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
-import numpy as np
-
-from .engine import selfplay
-from .engine.actions import ACTION_SPACE
-from .engine.game import Game
+from ._cli import int_arg
+from .engine.actions import action_from_str
+from .envs.pettingzoo import AGENTS, raw_env
 from .envs.render import render_seat
-from .kernels.tables import get_tables
-from .rules.config import PRESETS, RuleConfig, kernel_rules
+from .rules.config import PRESETS, RuleConfig
+
+READ_ERRORS = (EOFError, OSError, RuntimeError)
+"""What reading a line can raise when input is over (``RuntimeError``: stdin closed)."""
 
 
-def bot_action(game: Game, rng_state: np.uint64) -> tuple[int, np.uint64]:
-    """The greedy bot's action id for the seat to act."""
-    mask = np.zeros(ACTION_SPACE, dtype=np.int8)
-    legal = game.legal_ids()
-    mask[legal] = 1
-    a, rng_state = selfplay.choose(
-        game.state,
-        mask,
-        len(legal),
-        rng_state,
-        selfplay.GREEDY,
-        kernel_rules(game.rules),
-        get_tables()["DIST"],
-    )
-    return int(a), np.uint64(rng_state)
+def make_bots(specs: Sequence[str], seed: int | None = None) -> list[Any]:
+    """Three bots from registry specs: one spec for all three seats, or one per seat.
+
+    Raises:
+        ValueError: for a count other than 1 or 3, or a spec the registry does not know.
+    """
+    from agents.registry import make_agent  # lazily: sichuan_env must not import agents
+
+    specs = list(specs)
+    if len(specs) not in (1, 3):
+        raise ValueError(f"--opponents takes 1 or 3 agents, got {len(specs)}")
+    if len(specs) == 1:
+        specs *= 3
+    return [make_agent(s, seed=None if seed is None else seed + k) for k, s in enumerate(specs)]
+
+
+def _number(text: str, n: int) -> int | None:
+    """The list index ``text`` names (ASCII digits only), or None."""
+    if text.isascii() and text.isdigit():
+        k = int(text)
+        return k if k < n else None
+    return None
 
 
 def ask(prompt: str, legal: list[str], read: Callable[[str], str]) -> str | None:
-    """Read a legal action (text or number) from the player; None to quit."""
+    """Read a legal action (text or number) from the player; None to quit or at end of input."""
     while True:
         try:
             text = read(prompt).strip()
-        except EOFError:
+        except UnicodeDecodeError:
+            print("  could not read that line (not UTF-8); type it again.")
+            continue
+        except READ_ERRORS as exc:
+            why = "stdin is closed" if isinstance(exc, RuntimeError) else "end of input"
+            print(f"sichuan-play: no more input ({why}); the hand is abandoned", file=sys.stderr)
             return None
         if text in ("q", "quit", "exit"):
             return None
         if text in ("?", "help", ""):
             print("legal: " + ", ".join(f"[{i}] {a}" for i, a in enumerate(legal)))
             continue
-        if text.isdigit() and int(text) < len(legal):
-            return legal[int(text)]
+        k = _number(text, len(legal))
+        if k is not None:
+            return legal[k]
         normal = " ".join(text.split())
         if normal in legal:
             return normal
@@ -60,25 +85,65 @@ def ask(prompt: str, legal: list[str], read: Callable[[str], str]) -> str | None
         print("legal: " + ", ".join(f"[{i}] {a}" for i, a in enumerate(legal)))
 
 
-def play(seat: int, rules: RuleConfig, seed: int | None, read: Callable[[str], str] = input) -> int:
-    """Run one hand; returns 0 when it finished, 1 when the player quit."""
-    game = Game(rules, seed=seed)
-    rng = np.uint64(seed or 0)
-    print(f"You are seat {seat}. Seat {int(game.state['dealer'])} deals. Type ? for help.\n")
+def _check_bots(bots: Sequence[Any]) -> int:
+    """The observation version the three bots read."""
+    if len(bots) != 3:
+        raise ValueError(f"opponents must be 3 agents, got {len(bots)}")
+    for b in bots:
+        if not callable(getattr(b, "act", None)) or not isinstance(
+            getattr(b, "obs_version", None), int
+        ):
+            raise ValueError(f"an opponent must have obs_version and act(obs, mask), got {b!r}")
+    versions = {b.obs_version for b in bots}
+    if len(versions) != 1:
+        raise ValueError(f"the opponents read different observation versions {sorted(versions)}")
+    return versions.pop()
+
+
+def play(
+    seat: int,
+    rules: RuleConfig,
+    seed: int | None,
+    read: Callable[[str], str] = input,
+    opponents: Sequence[Any] | None = None,
+) -> int:
+    """Run one hand; returns 0 when it finished, 1 when the player quit.
+
+    Args:
+        seat: the player's seat, 0..3.
+        rules: the ruleset.
+        seed: deals the hand and seeds the bots (None: random).
+        read: reads one line of the player's input (``input`` by default).
+        opponents: the bots of the other seats in seat order after ``seat``
+            (default: three ``heuristic`` agents from the registry).
+
+    Raises:
+        ValueError: for a bad seat, seed or opponents.
+    """
+    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < 4:
+        raise ValueError(f"seat must be 0..3, got {seat!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ValueError(f"seed must be None or a non-negative integer, got {seed!r}")
+    bots = list(make_bots(["heuristic"], seed) if opponents is None else opponents)
+    env = raw_env(rules, obs_version=_check_bots(bots))
+    env.reset(seed=seed)
+    game = env.game
+    by_seat = {(seat + 1 + k) % 4: bot for k, bot in enumerate(bots)}
+    print(f"You are seat {seat}. Seat {game.view(seat)['dealer']} deals. Type ? for help.\n")
     while not game.is_over():
         actor = game.to_act()
         if actor == seat:
             print(render_seat(game, seat))
-            legal = game.legal()
-            choice = ask(f"seat {seat} > ", legal, read)
+            choice = ask(f"seat {seat} > ", game.legal(), read)
             if choice is None:
                 print("bye")
                 return 1
-            game.step(choice)
+            for a in action_from_str(choice):  # three picks for an exchange
+                env.step(a)
         else:
-            a, rng = bot_action(game, rng)
+            seen = env.observe(AGENTS[actor])
             before = len(game.record()["actions"])
-            game.step_id(a)
+            env.step(by_seat[actor].act(seen["observation"], seen["action_mask"]))
             after = game.record()["actions"]
             if len(after) > before and after[-1][1] is not None:
                 print(f"  seat {actor}: {after[-1][1]}")
@@ -93,16 +158,30 @@ def play(seat: int, rules: RuleConfig, seed: int | None, read: Callable[[str], s
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI entry point."""
+    """CLI entry point; bad usage exits with status 2 and one line on stderr."""
     p = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="sichuan-play",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--seat", type=int, default=0, choices=range(4), help="your seat (0..3)")
-    p.add_argument("--seed", type=int, default=None, help="deal this hand (default: random)")
+    p.add_argument("--seed", type=int_arg(0), default=None, help="deal this hand (default: random)")
     p.add_argument("--preset", default="xuezhan", choices=sorted(PRESETS), help="rule preset")
+    p.add_argument(
+        "--opponents",
+        nargs="+",
+        default=["heuristic"],
+        metavar="AGENT",
+        help="1 agent for all bots, or 3 (registered names or checkpoint paths)",
+    )
     args = p.parse_args(argv)
     try:
-        return play(args.seat, PRESETS[args.preset], args.seed)
+        bots = make_bots(args.opponents, args.seed)
+        _check_bots(bots)
+    except (ValueError, ImportError) as exc:
+        p.error(str(exc))
+    try:
+        return play(args.seat, PRESETS[args.preset], args.seed, opponents=bots)
     except KeyboardInterrupt:
         print("\nbye")
         return 1

@@ -1,11 +1,19 @@
-"""Baseline agents: legal choices, the heuristic's rules of thumb, and a duplicate match."""
+"""Baseline agents: legal choices, the heuristic's rules of thumb on real states, a duplicate match."""
 
 import numpy as np
 
 import sichuan_env
-from agents import HeuristicAgent, RandomAgent
+from agents import Agent, HeuristicAgent, RandomAgent
 from agents.evaluate import main as evaluate_main
+from sichuan_env import parse
+from sichuan_env.engine.actions import DISCARD, EXCHANGE, HU, VOID
 from sichuan_env.envs.vector import VectorEnv
+
+
+def test_agents_follow_the_protocol():
+    for agent in (HeuristicAgent(), RandomAgent(0)):
+        assert isinstance(agent, Agent)
+        assert agent.obs_version == 1 and agent.name in ("heuristic", "random")
 
 
 def test_agents_always_choose_legal_actions():
@@ -15,30 +23,68 @@ def test_agents_always_choose_legal_actions():
     for _ in range(200):
         for agent in (h, r):
             acts = agent.act_batch(obs, mask)
+            assert acts.dtype == np.int64 and acts.shape == (64,)
             assert mask[np.arange(64), acts].all()
-        single = [h.act(obs[i], mask[i]) for i in range(4)]
+        single = [h.act(obs[i], mask[i]) for i in range(4)] + [r.act(obs[4], mask[4])]
         assert all(mask[i, a] for i, a in enumerate(single))
+        assert all(type(a) is int for a in single)
         obs, mask, _, _, _, _ = venv.step(h.act_batch(obs, mask))
 
 
-def test_heuristic_rules_of_thumb():
-    env = sichuan_env.raw_env()
+def _play_heuristic_hands(seeds, rules=None):
+    """Every decision of heuristic-only hands: (seed, game, seat, action, mask) before acting."""
+    env = sichuan_env.raw_env(rules)
     h = HeuristicAgent()
-    env.reset(seed=7)
-    game = env.unwrapped.game
-    # 定缺: the suit with the fewest tiles
-    seat = game.to_act()
-    hand = game.state["hands"][seat]
-    shortest = int(np.argmin([hand[0:9].sum(), hand[9:18].sum(), hand[18:27].sum()]))
-    obs = env.observe(env.agent_selection)
-    assert h.act(obs["observation"], obs["action_mask"]) == 54 + shortest
-    # play on with the heuristic everywhere: void tiles go first, wins are always taken
-    while not game.is_over():
-        obs = env.observe(env.agent_selection)
-        a = h.act(obs["observation"], obs["action_mask"])
-        if obs["action_mask"][86]:
-            assert a == 86
-        env.step(a)
+    for seed in seeds:
+        env.reset(seed=seed)
+        game = env.unwrapped.game
+        while not game.is_over():
+            seat = game.to_act()
+            obs = env.observe(env.agent_selection)
+            a = h.act(obs["observation"], obs["action_mask"])
+            yield seed, game, seat, a, obs["action_mask"]
+            env.step(a)
+
+
+def test_heuristic_declares_its_shortest_suit():
+    declared = 0
+    for _, game, seat, a, mask in _play_heuristic_hands(range(6)):
+        if mask[VOID : VOID + 3].any():
+            hand = parse(game.hand(seat))
+            sizes = [int(hand[9 * s : 9 * s + 9].sum()) for s in range(3)]
+            assert a == VOID + int(np.argmin(sizes)), (sizes, a)
+            declared += 1
+    assert declared == 24  # four declarations per hand
+
+
+def test_heuristic_discards_void_tiles_first_and_always_wins():
+    void_turns = wins_offered = 0
+    for _, game, seat, a, mask in _play_heuristic_hands(range(12)):
+        if mask[HU]:
+            wins_offered += 1
+            assert a == HU
+            continue
+        void = game.voids()[seat]
+        if void is None or not mask[DISCARD : DISCARD + 27].any():
+            continue
+        s = "mps".index(void)
+        hand = parse(game.hand(seat))
+        if hand[9 * s : 9 * s + 9].any():
+            void_turns += 1
+            # while it holds a void tile, the heuristic discards one (never another tile)
+            assert DISCARD + 9 * s <= a < DISCARD + 9 * s + 9, (game.hand(seat), void, a)
+    assert void_turns > 20 and wins_offered > 10  # the cases really happened
+
+
+def test_heuristic_passes_three_tiles_of_one_suit():
+    rules = sichuan_env.RuleConfig(exchange_three=True)
+    picks: dict[tuple[int, int], list[int]] = {}
+    for seed, _, seat, a, _ in _play_heuristic_hands(range(3), rules):
+        if EXCHANGE <= a < EXCHANGE + 27:
+            picks.setdefault((seed, seat), []).append(a - EXCHANGE)
+    assert len(picks) == 12
+    for tiles in picks.values():
+        assert len(tiles) == 3 and len({t // 9 for t in tiles}) == 1
 
 
 def test_heuristic_beats_random_in_a_duplicate_match(tmp_path):
