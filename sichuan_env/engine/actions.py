@@ -7,6 +7,8 @@ single-tile picks (``EXCHANGE + t``), logged in a record as one
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..tiles import NUM_TILE_TYPES, SUITS, tile_index, tile_name
 
 # Contiguous ranges; the comments are the spec. ACTION_SPACE is computed, never typed in.
@@ -29,9 +31,12 @@ def action_to_str(action: int, *, added: bool | None = None) -> str:
     ``"pick t"`` (records join three picks into ``"exchange ..."``).
 
     Raises:
+        TypeError: for anything but an integer id (floats and booleans included).
         ValueError: for an id outside ``[0, ACTION_SPACE)``.
     """
-    if not 0 <= int(action) < ACTION_SPACE:
+    if not isinstance(action, (int, np.integer)) or isinstance(action, (bool, np.bool_)):
+        raise TypeError(f"an action id is an integer in [0, {ACTION_SPACE}), got {action!r}")
+    if not 0 <= action < ACTION_SPACE:
         raise ValueError(f"action id must be in [0, {ACTION_SPACE}), got {action}")
     a = int(action)
     if a < EXCHANGE:

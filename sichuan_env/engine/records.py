@@ -55,7 +55,10 @@ def validate_record(record: object) -> None:
     Raises:
         ValueError: naming the first offending field (its JSON path) and why.
     """
-    error = jsonschema.exceptions.best_match(_validator().iter_errors(record))
+    try:
+        error = jsonschema.exceptions.best_match(_validator().iter_errors(record))
+    except RecursionError:
+        raise ValueError(f"not a valid {RECORD_FORMAT} record: nested too deeply") from None
     if error is not None:
         where = "".join(f"[{p!r}]" for p in error.absolute_path) or "(the record itself)"
         message = error.message if len(error.message) <= 200 else error.message[:200] + "..."

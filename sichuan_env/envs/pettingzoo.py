@@ -296,9 +296,10 @@ class raw_env(AECEnv):
 
     def render(self) -> str | None:
         """``ansi``: the selected agent's view as text."""
+        game = self._game()
         if self.render_mode is None:
             return None
-        return render_seat(self._game(), AGENTS.index(self.agent_selection))
+        return render_seat(game, AGENTS.index(self.agent_selection))
 
     def close(self) -> None:
         """Nothing to release."""

@@ -69,11 +69,13 @@ def _is_int(value: object) -> bool:
 
 def _seed_array(seeds: object, n: int) -> np.ndarray:
     """``seeds`` as ``uint64[n]``, every value checked to lie in ``[0, 2**64)``."""
-    arr = np.asarray(seeds)
+    arr = np.asarray(seeds, dtype=object) if isinstance(seeds, (list, tuple)) else np.asarray(seeds)
     if arr.shape != (n,):
         raise ValueError(f"seeds must be {n} integers (one per slot), got shape {arr.shape}")
     if arr.dtype == object:
-        if not all(_is_int(s) and 0 <= s < 2**64 for s in arr):
+        if not all(_is_int(s) for s in arr):
+            raise TypeError("seeds must be integers")
+        if not all(0 <= s < 2**64 for s in arr):
             raise ValueError("seeds must be integers in [0, 2**64)")
         return np.array([int(s) for s in arr], dtype=np.uint64)
     if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
