@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from hostile import rejects
 
 import sichuan_env
 from sichuan_env import Game, IllegalActionError, RuleConfig, check_invariants
@@ -12,8 +13,6 @@ from sichuan_env.engine.state import STATE_DTYPE
 from sichuan_env.envs.vector import VectorEnv
 from sichuan_env.kernels.tables import get_tables
 from sichuan_env.rules.config import MAX_BASE_POINTS, MAX_PAYS, kernel_rules, payment_bound
-
-from hostile import rejects
 
 WALL = list(Game(seed=1).state["wall"])
 
@@ -317,7 +316,7 @@ def test_aec_order_and_arguments():
         sichuan_env.raw_env(oracle=1)
     env = sichuan_env.env()
     env.reset(seed=3)
-    for agent in env.agent_iter():
+    for _agent in env.agent_iter():
         obs, _, term, trunc, _ = env.last()
         env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
     assert not env.agents

@@ -127,7 +127,7 @@ def test_every_result_field_is_compared(key):
 def test_actions_cut_short_are_checked_against_the_result():
     rec = _record()
     rec["actions"] = rec["actions"][:-3]
-    with pytest.raises(ValueError, match="differs|is not over"):
+    with pytest.raises(ValueError, match=r"differs|is not over"):
         Game.from_record(rec)
     # a record taken mid-hand, with its own mid-hand result, replays
     game = Game.from_record(rec, check_result=False)
