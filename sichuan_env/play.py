@@ -5,8 +5,8 @@ Type an action exactly as listed (``discard 5p``, ``pong``, ``hu``, ``void s``,
 ``q`` quits (so does the end of input). The bots are agents of the agent
 registry (``agents.registry``): ``--opponents heuristic`` (the default),
 ``--opponents random``, a checkpoint path, or three entries, one per seat
-after yours. They act from their own observation and mask, exactly as in the
-PettingZoo env that runs the hand.
+after yours. They act from their own observation (in the version each one
+reads) and mask, exactly as in the PettingZoo env that runs the hand.
 
 Layering: ``sichuan_env`` never imports ``agents`` at module level (imports go
 tiles -> ... -> envs -> agents). This module is an application on top of the
@@ -85,8 +85,7 @@ def ask(prompt: str, legal: list[str], read: Callable[[str], str]) -> str | None
         print("legal: " + ", ".join(f"[{i}] {a}" for i, a in enumerate(legal)))
 
 
-def _check_bots(bots: Sequence[Any]) -> int:
-    """The observation version the three bots read."""
+def _check_bots(bots: Sequence[Any]) -> None:
     if len(bots) != 3:
         raise ValueError(f"opponents must be 3 agents, got {len(bots)}")
     for b in bots:
@@ -94,10 +93,6 @@ def _check_bots(bots: Sequence[Any]) -> int:
             getattr(b, "obs_version", None), int
         ):
             raise ValueError(f"an opponent must have obs_version and act(obs, mask), got {b!r}")
-    versions = {b.obs_version for b in bots}
-    if len(versions) != 1:
-        raise ValueError(f"the opponents read different observation versions {sorted(versions)}")
-    return versions.pop()
 
 
 def play(
@@ -125,7 +120,8 @@ def play(
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ValueError(f"seed must be None or a non-negative integer, got {seed!r}")
     bots = list(make_bots(["heuristic"], seed) if opponents is None else opponents)
-    env = raw_env(rules, obs_version=_check_bots(bots))
+    _check_bots(bots)
+    env = raw_env(rules)
     env.reset(seed=seed)
     game = env.game
     by_seat = {(seat + 1 + k) % 4: bot for k, bot in enumerate(bots)}
@@ -141,9 +137,10 @@ def play(
             for a in action_from_str(choice):  # three picks for an exchange
                 env.step(a)
         else:
-            seen = env.observe(AGENTS[actor])
+            bot = by_seat[actor]
+            seen = env.observe_as(AGENTS[actor], bot.obs_version)  # each bot its own version
             before = len(game.record()["actions"])
-            env.step(by_seat[actor].act(seen["observation"], seen["action_mask"]))
+            env.step(bot.act(seen["observation"], seen["action_mask"]))
             after = game.record()["actions"]
             if len(after) > before and after[-1][1] is not None:
                 print(f"  seat {actor}: {after[-1][1]}")
