@@ -49,11 +49,12 @@ OBS_MIN_ROWS = max(O.HAND + 4, O.VOIDS + 1, O.VISIBLE + 4, O.CLAIM + 1)
 def _hand_of(obs, hand) -> None:
     # any nonzero entry counts as 1, so a count is at most 4 whatever the planes hold
     for t in range(27):
-        c = 0
-        for k in range(4):
-            if obs[O.HAND + k, t] != 0:
-                c += 1
-        hand[t] = c
+        hand[t] = (
+            np.uint8(obs[O.HAND, t] != 0)
+            + np.uint8(obs[O.HAND + 1, t] != 0)
+            + np.uint8(obs[O.HAND + 2, t] != 0)
+            + np.uint8(obs[O.HAND + 3, t] != 0)
+        )
 
 
 @njit
@@ -143,10 +144,12 @@ def decide(obs, mask, dist) -> int:
     void = _void_of(obs)
     unseen = np.zeros(27, dtype=np.int64)
     for t in range(27):
-        seen = 0
-        for k in range(4):
-            if obs[O.VISIBLE + k, t] != 0:
-                seen += 1
+        seen = (
+            np.int64(obs[O.VISIBLE, t] != 0)
+            + np.int64(obs[O.VISIBLE + 1, t] != 0)
+            + np.int64(obs[O.VISIBLE + 2, t] != 0)
+            + np.int64(obs[O.VISIBLE + 3, t] != 0)
+        )
         unseen[t] = 4 - seen
     # 定缺: the shortest suit among the legal ones
     best, best_n = -1, 99
