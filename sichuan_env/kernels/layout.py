@@ -93,10 +93,14 @@ BASE_FAN = (1, 2, 3, 3, 3, 4, 4, 5, 5, 5, 6, 6, 6)
     QING_LONG_QIDUI,
     TIANHU,
     DIHU,
-) = range(13)
+) = range(len(BASE_NAMES))
 
 # Extra fan bits (RULES.md §6.3), in identifier order.
 EXTRA_NAMES = ("gang_shang_hua", "gang_shang_pao", "qiang_gang", "haidi", "jingou", "zimo")
 X_GANG_SHANG_HUA, X_GANG_SHANG_PAO, X_QIANG_GANG, X_HAIDI, X_JINGOU, X_ZIMO = (
-    1 << i for i in range(6)
+    1 << i for i in range(len(EXTRA_NAMES))
 )
+NUM_BASES = len(BASE_NAMES)
+"""Number of base patterns: the fan kernel tries each (``BASE_FAN`` has one fan per name)."""
+NUM_EXTRAS = len(EXTRA_NAMES)
+"""Number of extra-fan bits (bit ``i`` = ``EXTRA_NAMES[i]``)."""
