@@ -12,13 +12,15 @@ hundred nanoseconds a call); anything else is converted first.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .kernels import checked as _k
 from .kernels.agari import any_over_four as _any_over_four
 from .kernels.agari import mask_to_indices as _mask_to_indices
 from .kernels.tables import get_tables
-from .tiles import NUM_TILE_TYPES, SUITS, as_counts, as_counts_batch, suit_index, to_str
+from .tiles import NUM_TILE_TYPES, as_counts, as_counts_batch, count_error, suit_index, to_str
 
 _T = get_tables()
 _FLAGS = _T["FLAGS"]
@@ -33,8 +35,7 @@ _shanten_plain = _k.shanten_code_plain
 _SHAPE = (NUM_TILE_TYPES,)
 _VOID_CODE = {None: -1, 0: 0, 1: 1, 2: 2, "m": 0, "p": 1, "s": 2}
 _VOID_TYPES = (type(None), int, str)
-_WAIT_ARRAYS: dict[int, np.ndarray] = {}  # wait mask -> read-only index array
-_WAIT_CACHE_SIZE = 65_536  # exact types: 1.0 and True hash like 1
+_WAIT_CACHE_SIZE = 65_536  # wait masks seen (each a few dozen bytes)
 
 _SIZE_RULES = {
     "is_win": "3k+2 tiles (2, 5, 8, 11 or 14)",
@@ -52,7 +53,7 @@ def void_code(void: object) -> int:
     """
     if void is None:
         return -1
-    return suit_index(void)  # raises ValueError with the accepted values
+    return suit_index(void, name="void")  # raises ValueError with the accepted values
 
 
 def _void_fast(void: object) -> int:
@@ -68,9 +69,18 @@ def _raise(status: int, counts: np.ndarray, func: str, row: int | None = None) -
     if counts.shape != _SHAPE:
         raise ValueError(f"{func}: counts must have shape (27,), got {counts.shape}")
     if status == _k.BAD_COUNT:
-        raise ValueError(f"{func}: counts{where} must be 0..4, got {counts.tolist()}")
+        raise count_error(counts if row is None else counts[None], f"{func}: counts{where}")
     n = int(counts.astype(np.int64).sum())
-    raise ValueError(f"{func}: needs {_SIZE_RULES[func]}, got {n}{where}: {to_str(counts)!r}")
+    raise ValueError(
+        f"{func}: counts{where} must hold {_SIZE_RULES[func]}, got {n}: {to_str(counts)!r}"
+    )
+
+
+# The single-call facades try the kernel first: its explicit signature accepts
+# only a writable C-contiguous uint8[:], and numba's dispatch raises for
+# anything else (TypeError; ValueError for an empty list), which is then
+# converted (and validated) by ``as_counts``. The
+# kernel itself rejects a wrong length, any count above 4 and a wrong size.
 
 
 def is_win(counts: object) -> bool:
@@ -82,34 +92,60 @@ def is_win(counts: object) -> bool:
     Raises:
         ValueError: bad counts, or a size other than 2, 5, 8, 11, 14.
     """
-    try:  # fast path: a C-contiguous uint8 vector (the kernel checks the rest)
+    try:
         r = _is_win_code(counts, _FLAGS)
-    except TypeError:
-        counts = as_counts(counts)
-        r = _is_win_code(counts, _FLAGS)
+    except Exception:  # noqa: BLE001, S110 - dispatch refused the argument: convert below
+        pass  # (outside the handler: no chained numba error in the traceback)
+    else:
+        if r >= 0:
+            return r == 1
+        _raise(r, counts, "is_win")  # type: ignore[arg-type]
+    counts = as_counts(counts)
+    r = _is_win_code(counts, _FLAGS)
     if r < 0:
         _raise(r, counts, "is_win")
     return r == 1
 
 
 def waits_mask(counts: object, void: object = None) -> int:
-    """The waits of ``waits`` as a 27-bit integer (bit t = tile t)."""
+    """The waits of ``waits`` as a 27-bit integer (bit t = tile t).
+
+    Raises:
+        ValueError: as ``waits``.
+    """
     if void is None:  # the common case: one argument fewer to dispatch
         try:
             r = _waits_plain(counts, _WAITS)
-        except TypeError:
-            counts = as_counts(counts)
-            r = _waits_plain(counts, _WAITS)
+        except Exception:  # noqa: BLE001, S110 - dispatch refused the argument: convert below
+            pass
+        else:
+            if r >= 0:
+                return r
+            _raise(r, counts, "waits")  # type: ignore[arg-type]
+        counts = as_counts(counts)
+        r = _waits_plain(counts, _WAITS)
     else:
         v = _void_fast(void)
         try:
             r = _waits_code(counts, v, _WAITS)
-        except TypeError:
-            counts = as_counts(counts)
-            r = _waits_code(counts, v, _WAITS)
+        except Exception:  # noqa: BLE001, S110 - dispatch refused the argument: convert below
+            pass
+        else:
+            if r >= 0:
+                return r
+            _raise(r, counts, "waits")  # type: ignore[arg-type]
+        counts = as_counts(counts)
+        r = _waits_code(counts, v, _WAITS)
     if r < 0:
         _raise(r, counts, "waits")
     return r
+
+
+@lru_cache(maxsize=_WAIT_CACHE_SIZE)
+def _wait_array(mask: int) -> np.ndarray:
+    out = _mask_to_indices(mask)
+    out.flags.writeable = False
+    return out
 
 
 def waits(counts: object, void: object = None) -> np.ndarray:
@@ -122,15 +158,7 @@ def waits(counts: object, void: object = None) -> np.ndarray:
     Raises:
         ValueError: bad counts or void, or a size other than 1, 4, 7, 10, 13.
     """
-    m = waits_mask(counts, void)
-    out = _WAIT_ARRAYS.get(m)
-    if out is None:
-        if len(_WAIT_ARRAYS) >= _WAIT_CACHE_SIZE:
-            _WAIT_ARRAYS.clear()
-        out = _mask_to_indices(m)
-        out.flags.writeable = False
-        _WAIT_ARRAYS[m] = out
-    return out
+    return _wait_array(waits_mask(counts, void))
 
 
 def shanten(counts: object, void: object = None) -> int:
@@ -146,59 +174,97 @@ def shanten(counts: object, void: object = None) -> int:
     if void is None:
         try:
             r = _shanten_plain(counts, _DIST)
-        except TypeError:
-            counts = as_counts(counts)
-            r = _shanten_plain(counts, _DIST)
+        except Exception:  # noqa: BLE001, S110 - dispatch refused the argument: convert below
+            pass
+        else:
+            if r >= -1:
+                return r
+            _raise(r - _k.SHANTEN_STATUS, counts, "shanten")  # type: ignore[arg-type]
+        counts = as_counts(counts)
+        r = _shanten_plain(counts, _DIST)
     else:
         v = _void_fast(void)
         try:
             r = _shanten_code(counts, v, _DIST)
-        except TypeError:
-            counts = as_counts(counts)
-            r = _shanten_code(counts, v, _DIST)
+        except Exception:  # noqa: BLE001, S110 - dispatch refused the argument: convert below
+            pass
+        else:
+            if r >= -1:
+                return r
+            _raise(r - _k.SHANTEN_STATUS, counts, "shanten")  # type: ignore[arg-type]
+        counts = as_counts(counts)
+        r = _shanten_code(counts, v, _DIST)
     if r < -1:
         _raise(r - _k.SHANTEN_STATUS, counts, "shanten")
     return r
 
 
+_ROW_VOID = {"m": 0, "p": 1, "s": 2, "": -1, "-": -1, None: -1}
+
+
+def _row_void(v: object, i: int) -> int:
+    if type(v) is str or v is None:
+        code = _ROW_VOID.get(v)  # type: ignore[call-overload]
+        if code is not None:
+            return code
+    elif isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v == -1:
+        return -1
+    return suit_index(v, name=f"void[{i}]")  # type: ignore[arg-type]
+
+
 def voids_array(void: object, n: int) -> np.ndarray:
-    """Per-row void codes ``int8[n]`` from one suit (or None) or one code/letter per row."""
-    if void is None or isinstance(void, (str, int, np.integer)):
+    """Per-row void codes ``int8[n]`` from one suit (or None) or one code/letter per row.
+
+    A row's void is None / -1 / ``""`` / ``"-"`` (none) or a suit 0..2 / ``"m"``, ``"p"``, ``"s"``.
+
+    Raises:
+        ValueError: for a wrong length or any other value (booleans and floats included).
+    """
+    if not isinstance(void, (list, tuple, np.ndarray)):  # one void for every row
         return np.full(n, void_code(void), dtype=np.int8)
-    arr = np.asarray(void)
-    if arr.shape != (n,):
-        raise ValueError(f"void must be one suit or one per row (shape ({n},)), got {arr.shape}")
-    if arr.dtype.kind in "US":
-        codes = {"m": 0, "p": 1, "s": 2, "": -1, "-": -1}
-        bad = sorted({str(v) for v in arr.tolist()} - set(codes))
-        if bad:
-            raise ValueError(f"void suits must be one of {SUITS!r} (or '' for none), got {bad}")
-        return np.array([codes[str(v)] for v in arr.tolist()], dtype=np.int8)
-    if not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"void must hold suit codes -1..2, got dtype {arr.dtype}")
-    if n and (arr.min() < -1 or arr.max() > 2):
-        raise ValueError(f"void codes must be -1 (none) or 0..2, got {arr.min()}..{arr.max()}")
-    return np.ascontiguousarray(arr, dtype=np.int8)
+    if isinstance(void, np.ndarray) and void.dtype.kind in "iu":
+        if void.shape != (n,):
+            raise ValueError(
+                f"void must be one suit or one per row (shape ({n},)), got {void.shape}"
+            )
+        if n and (void.min() < -1 or void.max() > 2):
+            raise ValueError(
+                f"void codes must be -1 (none) or 0..2, got {void.min()}..{void.max()}"
+            )
+        return np.array(void, dtype=np.int8)  # a writable C-contiguous copy
+    if isinstance(void, np.ndarray) and void.dtype.kind not in "USO":
+        raise ValueError(f"void must hold suit codes -1..2 or letters, got dtype {void.dtype}")
+    try:
+        rows = np.array(void, dtype=object)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"void must be one suit or one per row: {exc}") from None
+    if rows.shape != (n,):
+        raise ValueError(f"void must be one suit or one per row (shape ({n},)), got {rows.shape}")
+    return np.array([_row_void(v, i) for i, v in enumerate(rows.tolist())], dtype=np.int8)
 
 
-def as_batch(counts: object) -> np.ndarray:
-    """A batch of count vectors as ``uint8[N, 27]`` (C-contiguous uint8 passes through)."""
+def as_batch(counts: object, *, name: str = "counts") -> np.ndarray:
+    """A batch of count vectors as ``uint8[N, 27]`` (writable C-contiguous uint8 passes through).
+
+    Raises:
+        ValueError: as ``tiles.as_counts_batch``.
+    """
     if (
         type(counts) is np.ndarray
         and counts.dtype is _U8
         and counts.ndim == 2
         and counts.shape[1] == NUM_TILE_TYPES
         and counts.flags.c_contiguous
+        and counts.flags.writeable
     ):
-        return counts  # counts above 4 are caught inside the kernel
-    return as_counts_batch(counts)
+        return counts  # counts above 4 are caught by any_over_four or the kernel
+    return as_counts_batch(counts, name=name)
 
 
 def _checked_batch(counts: object, func: str) -> np.ndarray:
     c = as_batch(counts)
     if c.size and _any_over_four(c.reshape(-1)):
-        row = int(np.flatnonzero((c > 4).any(axis=1))[0])
-        _raise(_k.BAD_COUNT, c[row], func, row)
+        raise count_error(c, f"{func}: counts")
     return c
 
 

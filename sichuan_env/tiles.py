@@ -23,46 +23,71 @@ SUITS = "mps"
 """Suit letters in index order: m = 万 characters, p = 筒 dots, s = 条 bamboo."""
 COUNTS_DTYPE = np.dtype(np.uint8)
 """The dtype of a hand's count vector."""
+MAX_ECHO = 60
+"""Most characters of a caller's input that an error message repeats."""
 
 
-def tile_index(tile: str | int) -> int:
+def echo(value: object) -> str:
+    """``repr(value)`` cut to about ``MAX_ECHO`` characters, for error messages.
+
+    Huge inputs (a 200 000-character string, a 10 000-digit integer) are
+    summarised instead of copied into the message.
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**18:
+        return f"an integer of {value.bit_length()} bits"
+    if isinstance(value, str) and len(value) > MAX_ECHO:
+        return f"{value[:MAX_ECHO]!r}... ({len(value)} characters)"
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a broken __repr__ must not hide the real error
+        text = f"<{type(value).__name__}>"
+    if len(text) > MAX_ECHO:
+        text = f"{text[:MAX_ECHO]}... ({type(value).__name__})"
+    return text
+
+
+def tile_index(tile: str | int, *, name: str = "tile") -> int:
     """Return the index 0..26 of a tile given as ``"5p"`` or as an index.
 
     Raises:
-        ValueError: for anything that is not one tile.
+        ValueError: for anything that is not one tile (booleans and floats included).
     """
-    if isinstance(tile, (int, np.integer)) and not isinstance(tile, bool):
-        if 0 <= int(tile) < NUM_TILE_TYPES:
+    if isinstance(tile, (int, np.integer)) and not isinstance(tile, (bool, np.bool_)):
+        if 0 <= tile < NUM_TILE_TYPES:
             return int(tile)
-        raise ValueError(f"tile index {tile} is out of range 0..26")
+        raise ValueError(f"{name} index must be 0..26, got {echo(int(tile))}")
     if isinstance(tile, str):
         t = tile.strip()
         if len(t) == 2 and t[0] in "123456789" and t[1] in SUITS:
             return SUITS.index(t[1]) * 9 + int(t[0]) - 1
-        raise ValueError(f"{tile!r} is not one tile (expected e.g. '5p')")
+        raise ValueError(f"{name} {echo(tile)} is not one tile (expected e.g. '5p')")
     raise ValueError(
-        f"a tile must be a string like '5p' or an index 0..26, not {type(tile).__name__}"
+        f"{name} must be a string like '5p' or an index 0..26, not {type(tile).__name__}"
     )
 
 
 def tile_name(index: int) -> str:
-    """Return the notation of one tile index, e.g. ``13 -> "5p"``."""
-    i = tile_index(index)
+    """Return the notation of one tile index, e.g. ``13 -> "5p"``.
+
+    Raises:
+        ValueError: for anything but an integer 0..26 or one tile's notation.
+    """
+    i = tile_index(index, name="index")
     return f"{i % 9 + 1}{SUITS[i // 9]}"
 
 
-def suit_index(suit: str | int) -> int:
+def suit_index(suit: str | int, *, name: str = "suit") -> int:
     """Return the suit number 0..2 of ``"m"``, ``"p"``, ``"s"`` or of 0, 1, 2.
 
     Raises:
-        ValueError: for anything else.
+        ValueError: for anything else (booleans and floats included).
     """
-    if isinstance(suit, (int, np.integer)) and not isinstance(suit, bool):
-        if 0 <= int(suit) < 3:
+    if isinstance(suit, (int, np.integer)) and not isinstance(suit, (bool, np.bool_)):
+        if 0 <= suit < 3:
             return int(suit)
     elif isinstance(suit, str) and len(suit) == 1 and suit in SUITS:
         return SUITS.index(suit)
-    raise ValueError(f"a suit must be 'm', 'p', 's' or 0, 1, 2, not {suit!r}")
+    raise ValueError(f"{name} must be a suit: 'm', 'p', 's' or 0, 1, 2, not {echo(suit)}")
 
 
 def parse(notation: str) -> np.ndarray:
@@ -71,7 +96,7 @@ def parse(notation: str) -> np.ndarray:
     Raises:
         ValueError: on an unknown character, digits without a suit letter, a
             suit letter without digits, the digit 0, or more than 4 copies of
-            a tile.
+            a tile. The message repeats at most ``MAX_ECHO`` characters of the input.
     """
     if not isinstance(notation, str):
         raise ValueError(f"notation must be a string, not {type(notation).__name__}")
@@ -85,7 +110,7 @@ def parse(notation: str) -> np.ndarray:
         elif ch in SUITS:
             if not pending:
                 raise ValueError(
-                    f"{notation!r}: suit letter {ch!r} at position {pos} has no digits"
+                    f"{echo(notation)}: suit letter {ch!r} at position {pos} has no digits"
                 )
             base = SUITS.index(ch) * 9
             for rank in pending:
@@ -93,16 +118,17 @@ def parse(notation: str) -> np.ndarray:
             pending = []
         elif ch == "0":
             raise ValueError(
-                f"{notation!r}: rank 0 at position {pos} (ranks are 1..9; no red fives)"
+                f"{echo(notation)}: rank 0 at position {pos} (ranks are 1..9; no red fives)"
             )
         else:
-            raise ValueError(f"{notation!r}: unknown character {ch!r} at position {pos}")
+            raise ValueError(f"{echo(notation)}: unknown character {ch!r} at position {pos}")
     if pending:
-        raise ValueError(f"{notation!r}: digits {''.join(map(str, pending))} lack a suit letter")
+        digits = "".join(map(str, pending[:MAX_ECHO]))
+        raise ValueError(f"{echo(notation)}: digits {digits} lack a suit letter")
     over = np.flatnonzero(counts > 4)
     if over.size:
         names = ", ".join(f"{tile_name(int(i))} x{counts[i]}" for i in over)
-        raise ValueError(f"{notation!r}: more than 4 copies of {names}")
+        raise ValueError(f"{echo(notation)}: more than 4 copies of {names}")
     return counts.astype(np.uint8)
 
 
@@ -110,6 +136,9 @@ def to_str(counts: np.ndarray | Iterable[int]) -> str:
     """Return the canonical notation of a count vector: ``"123m456p99s"``.
 
     Suits appear in the order m, p, s with ranks ascending; an empty hand is ``""``.
+
+    Raises:
+        ValueError: for anything ``as_counts`` rejects.
     """
     c = as_counts(counts)
     parts = []
@@ -121,47 +150,94 @@ def to_str(counts: np.ndarray | Iterable[int]) -> str:
 
 
 def as_counts(counts: object, *, name: str = "counts") -> np.ndarray:
-    """Validate one count vector and return it as a C-contiguous ``uint8[27]``.
+    """Validate one count vector and return it as a writable C-contiguous ``uint8[27]``.
 
-    Accepts notation strings, sequences and integer arrays of length 27.
+    Accepts notation strings, sequences of 27 integers and integer arrays of
+    shape ``(27,)`` (any integer dtype, layout or byte order; read-only arrays
+    are copied). A writable C-contiguous ``uint8`` array is returned as is.
 
     Raises:
-        ValueError: for a wrong shape or dtype, negative counts or more than 4 copies.
+        ValueError: naming ``name`` for a wrong shape, a non-integer element or
+            dtype (booleans, floats, NaN, strings, ``None``), or a count outside 0..4.
     """
     if isinstance(counts, str):
-        return parse(counts)
-    arr = np.asarray(counts)
+        try:
+            return parse(counts)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
+    arr = _as_int_array(counts, name)
     if arr.shape != (NUM_TILE_TYPES,):
-        raise ValueError(f"{name} must have shape (27,), got {arr.shape}")
+        raise ValueError(f"{name} must have shape (27,), got {_shape_of(counts, arr)}")
     return _checked_uint8(arr, name)
 
 
 def as_counts_batch(counts: object, *, name: str = "counts") -> np.ndarray:
-    """Validate a batch of count vectors and return a C-contiguous ``uint8[N, 27]``.
+    """Validate a batch of count vectors and return a writable C-contiguous ``uint8[N, 27]``.
 
     Raises:
-        ValueError: for a wrong shape or dtype, negative counts or more than 4 copies.
+        ValueError: as ``as_counts``, naming the first bad row.
     """
-    arr = np.asarray(counts)
+    arr = _as_int_array(counts, name)
     if arr.ndim != 2 or arr.shape[1] != NUM_TILE_TYPES:
-        raise ValueError(f"{name} must have shape (N, 27), got {arr.shape}")
+        raise ValueError(f"{name} must have shape (N, 27), got {_shape_of(counts, arr)}")
     return _checked_uint8(arr, name)
 
 
-def _checked_uint8(arr: np.ndarray, name: str) -> np.ndarray:
-    if arr.dtype == np.bool_ or not (
-        np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.object_
-    ):
-        raise ValueError(f"{name} must hold integers, got dtype {arr.dtype}")
-    if arr.dtype == np.object_:
+def count_error(counts: np.ndarray, name: str = "counts") -> ValueError:
+    """The error for a count array (1-D or 2-D) holding a count outside 0..4."""
+    c = np.asarray(counts)
+    bad = np.argwhere((c < 0) | (c > 4)) if c.size else np.zeros((0, 1), np.int64)
+    if not bad.size:  # not expected: the caller found a bad count
+        return ValueError(f"{name} values must be 0..4")
+    *row, t = (int(i) for i in bad[0])
+    where = f"row {row[0]}, tile {tile_name(t)}" if row else f"tile {tile_name(t)}"
+    value = c[tuple(bad[0])]
+    value = value.item() if isinstance(value, np.generic) else value
+    return ValueError(f"{name} values must be 0..4, got {echo(value)} ({where})")
+
+
+def _shape_of(obj: object, arr: np.ndarray) -> str:
+    if isinstance(obj, np.ndarray) or arr.ndim:
+        return str(arr.shape)
+    return f"{arr.shape} (a {type(obj).__name__})"
+
+
+def _as_int_array(obj: object, name: str) -> np.ndarray:
+    """``obj`` as an integer ndarray, or ValueError; values are not range-checked yet.
+
+    Python sequences are checked element by element, so a ``True`` or a
+    ``2.0`` among integers is an error rather than a silent 1 or 2.
+    """
+    if isinstance(obj, np.ndarray):
+        arr = obj
+    else:
         try:
-            arr = arr.astype(np.int64)
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise ValueError(f"{name} must hold integers: {exc}") from None
-    if arr.dtype != np.uint8:
-        if arr.size and (arr.min() < 0 or arr.max() > 4):
-            raise ValueError(f"{name} values must be 0..4, got {int(arr.min())}..{int(arr.max())}")
-        arr = arr.astype(np.uint8)
-    elif arr.size and arr.max() > 4:
-        raise ValueError(f"{name} values must be 0..4, got a {int(arr.max())}")
-    return np.ascontiguousarray(arr)
+            arr = np.array(obj, dtype=object)
+        except (ValueError, TypeError) as exc:  # ragged nesting and the like
+            raise ValueError(f"{name} must be a rectangular array of integers: {exc}") from None
+    kind = arr.dtype.kind
+    if kind in "iu":
+        return arr
+    if kind != "O":
+        raise ValueError(f"{name} must hold integers, got dtype {arr.dtype}")
+    bad_types = {
+        type(x)
+        for x in arr.flat
+        if not isinstance(x, (int, np.integer)) or isinstance(x, (bool, np.bool_))
+    }
+    if bad_types & {list, tuple, np.ndarray}:
+        raise ValueError(f"{name} must be a rectangular array of integers (rows of one length)")
+    if bad_types:
+        names = ", ".join(sorted(t.__name__ for t in bad_types))
+        raise ValueError(f"{name} must hold integers, got elements of type {names}")
+    return arr  # object dtype: Python integers of any size, checked by _checked_uint8
+
+
+def _checked_uint8(arr: np.ndarray, name: str) -> np.ndarray:
+    """Range-check an integer array and return it as writable C-contiguous ``uint8``."""
+    if arr.size and (arr.min() < 0 or arr.max() > 4):  # exact for Python ints of any size
+        raise count_error(arr, name)
+    out = np.ascontiguousarray(arr, dtype=np.uint8)
+    if not out.flags.writeable:
+        out = out.copy()
+    return out

@@ -104,7 +104,8 @@ def hand_with_melds(draw, concealed_size: int = 14):
         melds.append((kind, t))
     need = concealed_size - 3 * n_melds
     if draw(st.booleans()) and concealed_size == 14:
-        c = draw(complete_hand(melds=n_melds, suits=suits)).astype(np.int64)
+        # the concealed part of a win holds the melds not yet exposed, and the pair
+        c = draw(complete_hand(melds=4 - n_melds, suits=suits)).astype(np.int64)
         if c.sum() != need or (c + held).max() > 4:
             c = None
     else:

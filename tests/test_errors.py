@@ -1,87 +1,130 @@
-"""Every bad input to the hand API raises a clear ValueError (never a numba error)."""
+"""Every bad input to the hand API raises a clear ValueError (never a numba error).
+
+Hands are written in notation; raw arrays appear only where the array itself
+is the malformed input (a wrong shape, dtype or count). The exhaustive
+hostile-input sweeps are in test_hostile_hand.py.
+"""
 
 import numpy as np
 import pytest
 
-from sichuan_env import is_win, is_win_batch, shanten, shanten_batch, waits, waits_batch
+from sichuan_env import (
+    is_win,
+    is_win_batch,
+    parse,
+    shanten,
+    shanten_batch,
+    tile_index,
+    waits,
+    waits_batch,
+)
 
 GOOD14 = "123m345m222p999p66p"
 GOOD13 = "123m345m222p999p6p"
 
 
+def _with(hand: str, tile: str, count: int, dtype=np.uint8) -> np.ndarray:
+    """``hand`` as counts with ``tile``'s count replaced (out of range on purpose)."""
+    c = parse(hand).astype(np.int64)
+    c[tile_index(tile)] = count
+    return c.astype(dtype)
+
+
 @pytest.mark.parametrize(
     ("func", "arg", "message"),
     [
-        (is_win, GOOD13, "3k\\+2"),
-        (is_win, "111122223333444m"[:0] + "1111222233334444m"[:15] + "m", "copies|3k\\+2"),
-        (is_win, np.zeros(27, np.uint8), "3k\\+2"),
-        (is_win, np.full(27, 9, np.uint8), "0..4"),
-        (is_win, np.zeros(28, np.uint8), "shape"),
-        (is_win, np.zeros((1, 27), np.uint8), "shape"),
-        (is_win, np.zeros(27, np.float32), "integers"),
-        (is_win, [2] + [3] * 4 + [0] * 22, "3k\\+2"),  # 14 tiles? no: 2+12 = 14 fine below
-        (is_win, "1m" * 17, "copies"),
-        (waits, GOOD14, "3k\\+1"),
-        (waits, np.ones(27, np.uint8), "3k\\+1"),
-        (shanten, "123m456m789m", "3k\\+1 or 3k\\+2"),
-        (shanten, np.full(27, 1, np.int16), "at most 14"),
-        (shanten, None, "shape|integers"),
+        (is_win, GOOD13, r"is_win: counts must hold 3k\+2 tiles .* got 13"),
+        (is_win, "11112222333344445m", r"must hold 3k\+2 tiles .* got 17"),
+        (is_win, "", r"must hold 3k\+2 tiles .* got 0"),
+        (is_win, "1m" * 5 + "22m", "counts: .*more than 4 copies of 1m x5"),
+        (is_win, "12x", "counts: .*unknown character 'x'"),
+        (is_win, _with(GOOD14, "6p", 9), r"counts values must be 0\.\.4, got 9 \(tile 6p\)"),
+        (is_win, _with(GOOD14, "1m", -1, np.int16), r"0\.\.4, got -1 \(tile 1m\)"),
+        (is_win, np.zeros(28, np.uint8), r"shape \(27,\)"),
+        (is_win, parse(GOOD14)[None], r"shape \(27,\)"),
+        (is_win, parse(GOOD14).astype(np.float32), "must hold integers, got dtype float32"),
+        (waits, GOOD14, r"waits: counts must hold 3k\+1 tiles .* got 14"),
+        (waits, "1m" * 27, "more than 4 copies"),
+        (
+            shanten,
+            "123m456m789m",
+            r"shanten: counts must hold 3k\+1 or 3k\+2 tiles, at most 14, got 9",
+        ),
+        (shanten, "123456789m123456789p", "at most 14, got 18"),
+        (shanten, None, "counts must hold integers, got elements of type NoneType"),
     ],
 )
 def test_single_calls(func, arg, message):
-    if func is is_win and isinstance(arg, list):
-        assert is_win(arg) in (True, False)
-        return
     with pytest.raises(ValueError, match=message):
         func(arg)
 
 
-def test_non_contiguous_and_other_dtypes_work():
-    h = np.zeros((27, 2), np.uint8)
-    h[:, 0] = np.array([1, 1, 1] + [0] * 6 + [3, 0, 0, 0, 0, 0, 0, 0, 3] + [2] * 1 + [0] * 8)[:27]
-    col = h[:, 0]
-    assert not col.flags.c_contiguous
-    assert is_win(col) == is_win(np.ascontiguousarray(col))
-    assert is_win(col.astype(np.int64)) == is_win(col)
-    assert is_win(col.tolist()) == is_win(col)
+@pytest.mark.parametrize(
+    "hand", [GOOD14, "11m", "11123m", "12345m5559m999p66p", "1111m99m44p66p88p99p"]
+)
+def test_lists_and_other_dtypes_agree_with_notation(hand):
+    c = parse(hand)
+    want = is_win(hand)
+    assert is_win(c.tolist()) is want
+    assert is_win(tuple(int(x) for x in c)) is want
+    assert is_win(c.astype(np.int64)) is want
+    assert is_win(c.astype(">i4")) is want  # big-endian
+    col = np.zeros((27, 2), np.uint8)
+    col[:, 0] = c
+    assert not col[:, 0].flags.c_contiguous
+    assert is_win(col[:, 0]) is want
+    frozen = c.copy()
+    frozen.flags.writeable = False
+    assert is_win(frozen) is want
 
 
-@pytest.mark.parametrize("void", ["x", 3, -1, "mp", 1.0, [0]])
+@pytest.mark.parametrize("void", ["x", 3, -1, "mp", 1.0, [0], True, np.bool_(False), 2**70])
 def test_bad_void(void):
-    with pytest.raises(ValueError, match="suit"):
+    with pytest.raises(ValueError, match="void must be a suit"):
         waits(GOOD13, void)
-    with pytest.raises(ValueError, match="suit"):
+    with pytest.raises(ValueError, match="void must be a suit"):
         shanten(GOOD13, void)
 
 
 def test_batch_errors_name_the_row():
-    h = np.zeros((3, 27), np.uint8)
-    h[:, 0] = 2  # a pair: valid 3k+2
-    h[2, 1] = 1
-    with pytest.raises(ValueError, match="row 2"):
-        is_win_batch(h)
-    h[2, 1] = 0
-    h[1, 5] = 7
-    with pytest.raises(ValueError, match="row 1"):
-        is_win_batch(h)
+    hands = np.stack([parse("11m"), parse("11m"), parse("112m")])
+    with pytest.raises(
+        ValueError, match=r"is_win: counts \(row 2\) must hold 3k\+2 tiles .* got 3"
+    ):
+        is_win_batch(hands)
+    hands[2] = parse("11m")
+    hands[1, tile_index("6m")] = 7
+    with pytest.raises(ValueError, match=r"0\.\.4, got 7 \(row 1, tile 6m\)"):
+        is_win_batch(hands)
     with pytest.raises(ValueError, match=r"\(N, 27\)"):
-        is_win_batch(np.zeros(27, np.uint8))
-    with pytest.raises(ValueError, match="row 0"):
-        waits_batch(np.zeros((2, 27), np.uint8))
+        is_win_batch(parse("11m"))
+    with pytest.raises(ValueError, match=r"counts \(row 0\) must hold 3k\+1 tiles .* got 0"):
+        waits_batch(np.stack([parse(""), parse("1m")]))
+
+
+def test_batch_voids():
+    singles = np.stack([parse("1m"), parse("2m")])
     with pytest.raises(ValueError, match="one per row"):
-        shanten_batch(
-            np.ones((2, 27), np.uint8)[:, :27] * 0 + np.eye(27, dtype=np.uint8)[:2], [0, 1, 2]
-        )
+        shanten_batch(singles, [0, 1, 2])
     with pytest.raises(ValueError, match=r"-1 \(none\) or 0\.\.2"):
-        shanten_batch(np.eye(27, dtype=np.uint8)[:2], np.array([0, 5]))
-    with pytest.raises(ValueError, match="suits must be one of"):
-        shanten_batch(np.eye(27, dtype=np.uint8)[:2], np.array(["m", "x"]))
-    assert shanten_batch(np.eye(27, dtype=np.uint8)[:2], np.array(["m", "s"])).tolist() == [1, 0]
+        shanten_batch(singles, np.array([0, 5]))
+    with pytest.raises(ValueError, match=r"void\[1\] must be a suit"):
+        shanten_batch(singles, np.array(["m", "x"]))
+    with pytest.raises(ValueError, match=r"void\[0\] must be a suit"):
+        shanten_batch(singles, [True, "m"])
+    with pytest.raises(ValueError, match="got dtype float64"):
+        shanten_batch(singles, np.array([0.0, 1.0]))
+    # a 1m single with the m suit void must still shed it: one more step
+    assert shanten_batch(singles, np.array(["m", "s"])).tolist() == [1, 0]
+    assert shanten_batch(singles, ["", None]).tolist() == [0, 0]
+    assert shanten_batch(singles, [-1, "p"]).tolist() == [0, 0]
 
 
 def test_batch_accepts_lists_and_other_dtypes():
-    rows = [[2] + [0] * 26, [0, 2] + [0] * 25]
+    rows = [parse("11m").tolist(), parse("22m").tolist()]
     assert is_win_batch(rows).tolist() == [True, True]
     assert is_win_batch(np.array(rows, np.int64)).tolist() == [True, True]
     with pytest.raises(ValueError, match=r"0\.\.4"):
         is_win_batch(np.array([[-1] + [0] * 26]))
+    with pytest.raises(ValueError, match="rectangular"):
+        is_win_batch([rows[0], rows[1][:26]])

@@ -65,16 +65,23 @@ def test_count_conversions():
     assert as_counts([1] * 27).dtype == np.uint8
     assert as_counts_batch(np.ones((3, 27), np.int32)).dtype == np.uint8
     with pytest.raises(ValueError, match=r"\(N, 27\)"):
-        as_counts_batch(np.ones(27))
+        as_counts_batch(parse("123m"))
 
 
-@pytest.mark.parametrize(("bad"), ["x", "5", 3, -1, True, "9q", 27, 1.5])
-def test_bad_tiles_and_suits(bad):
-    with pytest.raises(ValueError):
-        suit_index(bad) if not isinstance(bad, str) or len(bad) == 1 else tile_index(bad)
-    if not isinstance(bad, int) or isinstance(bad, bool) or bad >= 27 or bad < 0:
-        with pytest.raises(ValueError):
-            tile_index(bad)
+@pytest.mark.parametrize("bad", ["x", "5", "9q", "10m", "5p5p", -1, 27, True, 1.5, None])
+def test_bad_tiles(bad):
+    with pytest.raises(ValueError, match="tile"):
+        tile_index(bad)
+
+
+@pytest.mark.parametrize("bad", ["x", "5", "mp", "", 3, -1, True, 1.0, None])
+def test_bad_suits(bad):
+    with pytest.raises(ValueError, match="suit"):
+        suit_index(bad)
+
+
+def test_suits_by_letter_and_number():
+    assert [suit_index(s) for s in "mps"] == [0, 1, 2] == [suit_index(i) for i in range(3)]
 
 
 def test_round_trip_every_tile():

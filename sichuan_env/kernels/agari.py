@@ -14,12 +14,18 @@ import numpy as np
 
 from .._jit import njit
 
+OVER_FOUR = -1000
+"""``scan``'s ``n0`` when some count exceeds 4 (any negative size fails every size check)."""
+
 
 @njit
 def _suit_key(c: np.ndarray, b: int) -> tuple:
     """Base-5 key, tile count and flags of ``c[b:b+9]`` (independent terms pipeline well).
 
-    Flags: bit 3 = some count exceeds 4, bit 0 = some count is odd.
+    Flags: bit 3 = some count exceeds 4, bit 0 = some count is odd. Counts are
+    ``uint8`` (0..255): ``x + 3 >= 8`` exactly when ``x > 4``, and the OR of
+    non-negative terms is at least 8 exactly when one of them is, so every
+    count 5..255 is caught (testing bit 3 alone would miss 13, 14, 21, ...).
     """
     x0 = np.int64(c[b])
     x1 = np.int64(c[b + 1])
@@ -42,11 +48,10 @@ def _suit_key(c: np.ndarray, b: int) -> tuple:
         + 390625 * x8
     )
     n = x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7 + x8
-    # x + 3 >= 8 exactly when x > 4
     over = (x0 + 3) | (x1 + 3) | (x2 + 3) | (x3 + 3) | (x4 + 3) | (x5 + 3) | (x6 + 3)
     over |= (x7 + 3) | (x8 + 3)
     odd = (x0 | x1 | x2 | x3 | x4 | x5 | x6 | x7 | x8) & 1
-    return key, n, (over & 8) | odd
+    return key, n, (np.int64(over > 7) << 3) | odd
 
 
 @njit
@@ -54,15 +59,17 @@ def scan(counts: np.ndarray) -> tuple:
     """One pass over a hand: ``(k0, k1, k2, n0, n1, n2, odd)``.
 
     ``k*`` are the suits' base-5 keys and ``n*`` their tile counts; ``odd`` is
-    1 when some count is odd. ``n0`` is -1000 when some count exceeds 4 (the
-    keys are then meaningless), so every size check a caller makes fails.
+    1 when some count is odd. When some count exceeds 4 the result is
+    ``(0, 0, 0, OVER_FOUR, 0, 0, 0)``: ``n0`` is negative, so every size check
+    a caller makes fails, and the keys stay valid table indices, so even a
+    caller that skips the check never reads outside a table.
     """
     k0, n0, f0 = _suit_key(counts, 0)
     k1, n1, f1 = _suit_key(counts, 9)
     k2, n2, f2 = _suit_key(counts, 18)
     f = f0 | f1 | f2
     if f & 8:
-        n0 = -1000
+        return 0, 0, 0, OVER_FOUR, 0, 0, 0
     return k0, k1, k2, n0, n1, n2, f & 1
 
 

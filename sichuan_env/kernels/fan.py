@@ -35,6 +35,8 @@ from .layout import (
     LONG_QIDUI,
     MELD_CONCEALED_KONG,
     MELD_PONG,
+    NUM_BASES,
+    NUM_EXTRAS,
     PINGHU,
     QIDUI,
     QING_DUIDUI,
@@ -147,7 +149,7 @@ def score(
     best_total = -1
     # candidates in table order; a later one replaces only a strictly better
     # total, or an equal total with a higher base fan
-    for cand in range(13):
+    for cand in range(NUM_BASES):
         ok = False
         root_adjust = 0
         if cand == PINGHU:
@@ -203,7 +205,7 @@ def score(
         if self_draw and rules[R_SELF_DRAW_BONUS] == BONUS_FAN:
             extras |= X_ZIMO
     n_extras = 0
-    for i in range(6):
+    for i in range(NUM_EXTRAS):
         n_extras += (extras >> i) & 1
     fan = best_total + n_extras
     cap = rules[R_FAN_CAP]

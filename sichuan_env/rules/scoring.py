@@ -18,8 +18,9 @@ import numpy as np
 from ..hand import as_batch, void_code, voids_array
 from ..kernels import fan as _fan
 from ..kernels import layout as L
+from ..kernels.agari import any_over_four
 from ..kernels.tables import get_tables
-from ..tiles import as_counts, tile_index, tile_name, to_str
+from ..tiles import as_counts, count_error, echo, tile_index, tile_name, to_str
 from .config import RuleConfig, kernel_rules
 
 MELD_KINDS = {"pong": L.MELD_PONG, "kong": L.MELD_KONG, "concealed_kong": L.MELD_CONCEALED_KONG}
@@ -52,46 +53,48 @@ class WinScore:
     """``base_points * 2 ** (fan - 1)``: what one payer owes (before any self-draw base bonus)."""
 
 
-def melds_array(melds: Sequence[MeldSpec]) -> np.ndarray:
+def melds_array(melds: Sequence[MeldSpec], *, name: str = "melds") -> np.ndarray:
     """Validate melds and pack them into ``int8[4, 2]`` rows of ``(kind, tile)``.
 
+    ``melds`` is a list or tuple of at most 4 ``(kind, tile)`` pairs (each a
+    tuple or list), kind one of ``MELD_KINDS`` and tile ``"5p"`` or 0..26.
+
     Raises:
-        ValueError: more than 4 melds, an unknown kind or a bad tile.
+        ValueError: naming the meld for anything else (numpy arrays, strings,
+            more than 4 melds, an unknown kind, a bad tile).
     """
-    if isinstance(melds, (str, bytes)):
-        raise ValueError("melds must be a sequence of (kind, tile) pairs, not a string")
-    if not isinstance(melds, Sequence):
+    if not isinstance(melds, (list, tuple)):
         raise ValueError(
-            f"melds must be a sequence of (kind, tile) pairs, not {type(melds).__name__}"
+            f"{name} must be a list of (kind, tile) pairs such as [('pong', '5p')], "
+            f"not {type(melds).__name__}"
         )
-    rows = list(melds)
-    if len(rows) > 4:
-        raise ValueError(f"a hand has at most 4 melds, got {len(rows)}")
+    if len(melds) > 4:
+        raise ValueError(f"a hand has at most 4 melds, got {len(melds)}")
     out = np.zeros((4, 2), dtype=np.int8)
-    for i, meld in enumerate(rows):
-        try:
-            kind, tile = meld
-        except (TypeError, ValueError):
-            raise ValueError(f"meld {i} must be a (kind, tile) pair, got {meld!r}") from None
-        code = MELD_KINDS.get(kind) if isinstance(kind, str) else None
+    for i, meld in enumerate(melds):
+        if not isinstance(meld, (tuple, list)) or len(meld) != 2:
+            raise ValueError(f"meld {i} must be a (kind, tile) pair, got {echo(meld)}")
+        kind, tile = meld
+        code = MELD_KINDS.get(kind) if type(kind) is str else None
         if code is None:
-            raise ValueError(f"meld {i}: kind must be one of {sorted(MELD_KINDS)}, got {kind!r}")
+            raise ValueError(
+                f"meld {i}: kind must be one of {sorted(MELD_KINDS)}, got {echo(kind)}"
+            )
         index = _TILE_CODES.get(tile) if type(tile) is str else None
         out[i, 0] = code
-        out[i, 1] = tile_index(tile) if index is None else index
+        out[i, 1] = tile_index(tile, name=f"meld {i} tile") if index is None else index
     return out
 
 
 def _prepare(concealed: object, melds: Sequence[MeldSpec], size: int) -> tuple:
     counts = as_counts(concealed, name="concealed")
     packed = melds_array(melds)
-    n_melds = len(list(melds))
+    n_melds = len(melds)
     n = int(counts.astype(np.int64).sum())
     want = size - 3 * n_melds
     if n != want:
         raise ValueError(
-            f"with {n_melds} meld(s) the concealed part must hold {want} tiles, "
-            f"got {n}: {to_str(counts)!r}"
+            f"concealed must hold {want} tiles with {n_melds} meld(s), got {n}: {to_str(counts)!r}"
         )
     held = counts.astype(np.int64)
     for kind, tile in packed[:n_melds]:
@@ -103,6 +106,15 @@ def _prepare(concealed: object, melds: Sequence[MeldSpec], size: int) -> tuple:
     return counts, packed, n_melds
 
 
+def win_points(fan: int, base_points: int) -> int:
+    """Points one payer owes for a win of ``fan`` fan: ``base_points * 2 ** (fan - 1)``.
+
+    The one formula ``WinScore.points`` and ``WinScores.points`` both use
+    (exact in ``int64`` for every ``RuleConfig``: see ``config.payment_bound``).
+    """
+    return base_points << (fan - 1) if fan > 0 else 0
+
+
 @lru_cache(maxsize=4096)
 def _win_score(fan: int, base: int, roots: int, extras: int, base_points: int) -> WinScore:
     # WinScore is immutable, so equal scores share one object
@@ -112,21 +124,38 @@ def _win_score(fan: int, base: int, roots: int, extras: int, base_points: int) -
         base=L.BASE_NAMES[base],
         roots=int(roots),
         extras=names,
-        points=base_points << (int(fan) - 1),
+        points=win_points(int(fan), base_points),
     )
 
 
-def _context(
-    self_draw: bool,
-    after_kong: bool,
-    kong_discard: bool,
-    robbing_kong: bool,
-    heavenly: bool,
-    earthly: bool,
-    last_tile: bool,
-    has_melds: bool,
-) -> int:
-    """Check the win-context flags for contradictions and pack them into ``CTX_*`` bits."""
+_FLAG_NAMES = (
+    "self_draw",
+    "after_kong",
+    "kong_discard",
+    "robbing_kong",
+    "heavenly",
+    "earthly",
+    "last_tile",
+)
+_FLAG_BITS = (
+    L.CTX_SELF_DRAW,
+    L.CTX_AFTER_KONG,
+    L.CTX_KONG_DISCARD,
+    L.CTX_ROBBING_KONG,
+    L.CTX_HEAVENLY,
+    L.CTX_EARTHLY,
+    L.CTX_LAST_TILE,
+)
+
+
+def _context(*flags: object, has_melds: bool) -> int:
+    """Check the win-context flags (booleans, no contradictions); pack them into ``CTX_*`` bits."""
+    for name, flag in zip(_FLAG_NAMES, flags, strict=True):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False, got {echo(flag)}")
+    self_draw, after_kong, kong_discard, robbing_kong, heavenly, earthly, last_tile = map(
+        bool, flags
+    )
     if heavenly and earthly:
         raise ValueError("a win cannot be both heavenly (天胡) and earthly (地胡)")
     if heavenly or earthly:
@@ -141,17 +170,8 @@ def _context(
         raise ValueError("kong_discard and robbing_kong are wins on another player's tile")
     if kong_discard and robbing_kong:
         raise ValueError("a win cannot be both 杠上炮 and 抢杠胡")
-    flags = (self_draw, after_kong, kong_discard, robbing_kong, heavenly, earthly, last_tile)
-    bits = (
-        L.CTX_SELF_DRAW,
-        L.CTX_AFTER_KONG,
-        L.CTX_KONG_DISCARD,
-        L.CTX_ROBBING_KONG,
-        L.CTX_HEAVENLY,
-        L.CTX_EARTHLY,
-        L.CTX_LAST_TILE,
-    )
-    return sum(bit for bit, flag in zip(bits, flags, strict=True) if flag)
+    values = (self_draw, after_kong, kong_discard, robbing_kong, heavenly, earthly, last_tile)
+    return sum(bit for bit, flag in zip(_FLAG_BITS, values, strict=True) if flag)
 
 
 def score_win(
@@ -190,7 +210,23 @@ def score_win(
     """
     if type(rules) is not RuleConfig and not isinstance(rules, RuleConfig):
         raise ValueError(f"rules must be a RuleConfig, got {type(rules).__name__}")
-    if self_draw or after_kong or kong_discard or robbing_kong or heavenly or earthly or last_tile:
+    if type(melds) is tuple and not melds:  # the default: no melds
+        packed = _NO_MELDS
+        n_melds = 0
+    else:
+        packed = melds_array(melds)
+        n_melds = len(melds)
+    if (
+        self_draw is False
+        and after_kong is False
+        and kong_discard is False
+        and robbing_kong is False
+        and heavenly is False
+        and earthly is False
+        and last_tile is False
+    ):
+        ctx = 0  # the common case, decided by identity alone
+    else:
         ctx = _context(
             self_draw,
             after_kong,
@@ -199,18 +235,16 @@ def score_win(
             heavenly,
             earthly,
             last_tile,
-            bool(melds),
+            has_melds=n_melds > 0,
         )
-    else:
-        ctx = 0
-    if melds:
-        packed = melds_array(melds)
-        n_melds = len(melds)
-    else:
-        packed = _NO_MELDS
-        n_melds = 0
     v = -1 if void is None else void_code(void)
-    if not (type(concealed) is np.ndarray and concealed.dtype is _U8 and concealed.ndim == 1):
+    if not (
+        type(concealed) is np.ndarray
+        and concealed.dtype is _U8
+        and concealed.ndim == 1
+        and concealed.flags.c_contiguous
+        and concealed.flags.writeable
+    ):
         concealed = as_counts(concealed, name="concealed")  # the kernel validates the rest
     fan, base, roots, extras = _score_code(
         concealed, packed, n_melds, v, ctx, kernel_rules(rules), _FLAGS
@@ -295,23 +329,16 @@ def score_win_batch(
     """
     if not isinstance(rules, RuleConfig):
         raise ValueError(f"rules must be a RuleConfig, got {type(rules).__name__}")
-    c = as_batch(concealed)
+    c = as_batch(concealed, name="concealed")
+    if c.size and any_over_four(c.reshape(-1)):
+        raise count_error(c, "concealed")
     n = c.shape[0]
-    if melds is None:
-        m = np.zeros((n, 4, 2), dtype=np.int8)
-    else:
-        m = np.ascontiguousarray(melds)
-        if m.shape != (n, 4, 2) or not np.issubdtype(m.dtype, np.integer):
-            raise ValueError(f"melds must be an integer array of shape ({n}, 4, 2), got {m.shape}")
-        if m.size and (m.min() < 0 or m.max() > 26):
-            raise ValueError("meld rows must hold a kind code 0..3 and a tile 0..26")
-        m = m.astype(np.int8)
+    m = _batch_melds(melds, n)
     used = m[:, :, 0] > 0
     if n and (used[:, 1:] & ~used[:, :-1]).any():
         raise ValueError("melds must fill rows from the first one (kind 0 only at the end)")
     n_melds = used.sum(axis=1).astype(np.int64)
-    sd = np.broadcast_to(np.asarray(self_draw, dtype=np.bool_), (n,))
-    ctx = np.where(sd, L.CTX_SELF_DRAW, 0).astype(np.int64)
+    ctx = np.where(_batch_flags(self_draw, n, "self_draw"), L.CTX_SELF_DRAW, 0).astype(np.int64)
     v = voids_array(void, n)
     fan, base, roots, extras = _fan.score_batch(c, m, n_melds, v, ctx, kernel_rules(rules), _FLAGS)
     bad = np.flatnonzero(fan < -1)
@@ -325,5 +352,37 @@ def score_win_batch(
         except ValueError as exc:
             raise ValueError(f"row {row}: {exc}") from None
         raise ValueError(f"row {row}: not a valid hand")
-    pts = np.where(fan > 0, rules.base_points * (2 ** np.maximum(fan.astype(np.int64) - 1, 0)), 0)
+    # win_points, vectorised: base_points << (fan - 1), exact (config bounds base_points)
+    shift = np.maximum(fan.astype(np.int64), 1) - 1
+    pts = np.where(fan > 0, np.left_shift(np.int64(rules.base_points), shift), 0)
     return WinScores(fan=fan, base=base, roots=roots, extras=extras, points=pts)
+
+
+def _batch_melds(melds: object, n: int) -> np.ndarray:
+    """``melds`` of ``score_win_batch`` as a writable C-contiguous ``int8[n, 4, 2]``."""
+    if melds is None:
+        return np.zeros((n, 4, 2), dtype=np.int8)
+    m = melds if isinstance(melds, np.ndarray) else np.asarray(melds)
+    if m.dtype.kind not in "iu":
+        raise ValueError(
+            f"melds must be an integer array of shape ({n}, 4, 2), got dtype {m.dtype}"
+        )
+    if m.shape != (n, 4, 2):
+        raise ValueError(f"melds must be an integer array of shape ({n}, 4, 2), got {m.shape}")
+    if m.size and (m.min() < 0 or m.max() > 26):
+        raise ValueError("meld rows must hold a kind code 0..3 and a tile 0..26")
+    return np.array(m, dtype=np.int8)  # a copy: writable and C-contiguous
+
+
+def _batch_flags(flags: object, n: int, name: str) -> np.ndarray:
+    """One boolean for all rows or ``bool[n]`` (numpy bool dtype only), as ``bool[n]``."""
+    if isinstance(flags, (bool, np.bool_)):
+        return np.full(n, bool(flags))
+    arr = flags if isinstance(flags, np.ndarray) else np.asarray(flags)
+    if arr.dtype != np.bool_:
+        raise ValueError(
+            f"{name} must be True, False or a bool array of shape ({n},), got {echo(flags)}"
+        )
+    if arr.shape != (n,):
+        raise ValueError(f"{name} must be one flag or one per row (shape ({n},)), got {arr.shape}")
+    return arr
