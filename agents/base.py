@@ -19,7 +19,9 @@ agent's version, masks of an integer or bool dtype with entries 0/1, 88
 columns, and at least one legal action per row. A bad argument raises
 ``ValueError`` naming the argument (and the row, in a batch) and what was
 expected; nothing is changed. Subclasses implement ``_act_batch`` (and may
-override ``_act`` for a faster single decision) on checked arrays.
+override ``_act`` for a faster single decision) on checked arrays; an answer
+the mask does not allow (a bug in the subclass) raises ``RuntimeError``
+instead of reaching the env.
 """
 
 from __future__ import annotations
@@ -172,7 +174,10 @@ class BaseAgent:
         """
         m = check_masks(mask, batch=False, arg="mask")
         o = check_observations(obs, self.obs_version, batch=False)
-        return int(self._act(o, m))
+        a = int(self._act(o, m))
+        if not 0 <= a < ACTION_SPACE or not m[a]:
+            raise RuntimeError(f"{self!r} chose action {a}, which the mask does not allow")
+        return a
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """One legal action id per row: ``int64[N]`` for ``(N, rows, 27)`` and ``(N, 88)``.
@@ -186,7 +191,17 @@ class BaseAgent:
             raise ValueError(f"obs has {len(o)} rows but masks has {len(m)}")
         if len(m) == 0:
             return np.zeros(0, dtype=np.int64)
-        return np.asarray(self._act_batch(o, m), dtype=np.int64)
+        out = np.asarray(self._act_batch(o, m), dtype=np.int64)
+        if out.shape != (len(m),):
+            raise RuntimeError(f"{self!r} returned shape {out.shape} for {len(m)} decisions")
+        ok = (out >= 0) & (out < ACTION_SPACE)
+        ok[ok] = m[np.flatnonzero(ok), out[ok]] == 1
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            raise RuntimeError(
+                f"{self!r} chose action {out[i]} in row {i}, not allowed by its mask"
+            )
+        return out
 
     def reset(self, seed: int | None = None) -> None:
         """Forget per-hand memory and reseed (nothing to do for a memoryless agent)."""

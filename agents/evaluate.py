@@ -37,7 +37,7 @@ from .base import Agent, check_seed
 from .registry import describe, make_agent
 
 MAX_WALLS = 100_000
-"""Walls per run (records of every hand are kept: about 100 KB per wall)."""
+"""Walls per run (the records of every hand are kept: about 60 KB per wall, 6 GB at most)."""
 CHUNK_WALLS = 2048
 """Walls played together in one VectorEnv (bounds the env's memory)."""
 

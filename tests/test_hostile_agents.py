@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents import HeuristicAgent, RandomAgent
+from agents import BaseAgent, HeuristicAgent, RandomAgent
 from agents.heuristic import OBS_MIN_ROWS, decide
 from sichuan_env.encoding import observation as O
 from sichuan_env.engine.actions import ACTION_SPACE, KONG, PONG, SELF_KONG
@@ -212,3 +212,25 @@ def test_fuzz_any_planes_any_mask_gives_a_legal_action(seed, density, n_legal, o
     obs2, mask2 = _random_pair(rng, density, n_legal, rows)
     acts = agent.act_batch(np.stack([obs, obs2]), np.stack([mask, mask2]))
     assert mask[acts[0]] == 1 and mask2[acts[1]] == 1
+
+
+def test_a_buggy_agent_cannot_hand_out_an_illegal_action():
+    class OffByOne(BaseAgent):
+        name = "off-by-one"
+
+        def _act_batch(self, obs, masks):
+            return masks.argmax(axis=1) + 1
+
+    class WrongShape(BaseAgent):
+        name = "wrong-shape"
+
+        def _act_batch(self, obs, masks):
+            return np.zeros((len(masks), 2), np.int64)
+
+    with pytest.raises(RuntimeError, match="chose action 4"):
+        OffByOne().act(_obs(), _mask(3))
+    with pytest.raises(RuntimeError, match="row 1"):
+        OffByOne().act_batch(_obs(n=2), np.array([_mask(3, 4), _mask(87)]))
+    with pytest.raises(RuntimeError, match="shape"):
+        WrongShape().act_batch(_obs(n=2), _mask(0, n=2))
+    assert OffByOne().act_batch(_obs(n=1), _mask(3, 4)[None]).tolist() == [4]
