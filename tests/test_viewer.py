@@ -311,6 +311,9 @@ def test_agent_annotations_top3_and_act_only(kong_record):
         load_agent("no-such-agent")
     with pytest.raises(ValueError, match="seats"):
         AgentAnnotator(agent, [4])
+    future = type("Future", (_Probs,), {"obs_version": 999})()
+    with pytest.raises(ValueError, match="observation version"):
+        AgentAnnotator(future, [0])
 
 
 # --------------------------------------------------------------------------------------- CLI

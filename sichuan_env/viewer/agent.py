@@ -1,11 +1,11 @@
 """Annotate a replay with an agent's view of each decision (``--agent NAME``).
 
-The agent sees exactly what the env gives it: the observation of its seat
-(``sichuan_env.encoding.observation``, as ``envs/pettingzoo.py`` encodes it)
-and the legal-action mask of the decision. Agents with ``action_probs(obs,
-mask) -> float[88]`` get their top three actions with probabilities; others
-get the action their ``act`` chooses, shown with probability 1.0 and marked
-as not a distribution.
+The agent sees exactly what the env gives it: the observation of its seat in
+the agent's ``obs_version`` (looked up in the ``sichuan_env.encoding``
+registry and encoded as ``envs/pettingzoo.py`` does) and the legal-action
+mask of the decision. Agents with ``action_probs(obs, mask) -> float[88]``
+get their top three actions with probabilities; others get the action their
+``act`` chooses, shown with probability 1.0 and marked as not a distribution.
 
 The ``agents`` package sits above ``sichuan_env``, so it is imported here
 only when an agent is asked for.
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..encoding.observation import encode_at, obs_rows
+from ..encoding.registry import get as get_obs_version
 from ..engine.actions import action_to_str
 from ..engine.game import Game
 from ..rules.config import kernel_rules
@@ -64,8 +64,8 @@ class AgentAnnotator:
         name: the agent's name as shown on the page.
 
     Raises:
-        ValueError: bad seats, an agent without ``act``, or an observation
-            version this viewer cannot encode.
+        ValueError: bad seats, an agent without ``act``, or an unknown
+            observation version (``agent.obs_version``, default 1).
     """
 
     def __init__(self, agent: Any, seats: Iterable[int] = range(4), name: str = "agent") -> None:
@@ -80,12 +80,10 @@ class AgentAnnotator:
             raise ValueError(f"seats must be seat numbers 0..3, got {self.seats!r}")
         self.agent = agent
         self.name = name
-        self.version = int(getattr(agent, "obs_version", 1))
         self.oracle = bool(getattr(agent, "oracle", False))
-        if self.version != 1:
-            raise ValueError(f"the viewer encodes observation v1; {name} reads v{self.version}")
+        self._spec = get_obs_version(getattr(agent, "obs_version", 1))
         self.exact = callable(getattr(agent, "action_probs", None))
-        self._obs = np.zeros((obs_rows(self.version, self.oracle), 27), dtype=np.uint8)
+        self._obs = np.zeros(self._spec.shape(self.oracle), dtype=np.uint8)
         self._rules: Any = None
         if callable(getattr(agent, "reset", None)):
             agent.reset()
@@ -102,7 +100,7 @@ class AgentAnnotator:
             self._rules = kernel_rules(game.rules)
         states = np.empty(1, dtype=game.state.dtype)
         states[0] = game.state
-        encode_at(states, 0, seat, self.oracle, self._rules, self._obs)
+        self._spec.encode_at(states, 0, seat, self.oracle, self._rules, self._obs)
         mask = game.legal_mask().copy()
         picking = game.phase() == "exchange"
         ids = [int(a) for a in game.legal_ids()]
