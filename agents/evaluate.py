@@ -244,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs=4,
         default=["heuristic", "random", "random", "random"],
         metavar="AGENT",
-        help="the agents of seats 0..3 in the first rotation: registered names or checkpoints",
+        help=f"the agents of seats 0..3 in the first rotation ({describe()})",
     )
     p.add_argument("--preset", default="xuezhan", choices=sorted(PRESETS), help="rule preset")
     p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the walls and agents (>= 0)")

@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> dict:
         nargs="*",
         default=["heuristic"],
         metavar="AGENT",
-        help="also time VectorEnv with these agents acting (registered names or checkpoints)",
+        help=f"also time VectorEnv with these agents acting ({describe()})",
     )
     p.add_argument(
         "--peers", nargs="*", default=list(engine_peers.RUNNERS), choices=list(engine_peers.RUNNERS)
