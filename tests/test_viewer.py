@@ -326,6 +326,8 @@ def test_cli_writes_a_page_and_an_index(tmp_path, capsys):
     for p in GOLDEN[:3]:
         shutil.copy(p, folder / p.name)
     (folder / "broken.json").write_text('{"format": 1}', encoding="utf-8")
+    hostile = '<img src=x onerror="alert(1)"> & co.json'
+    shutil.copy(GOLDEN[0], folder / hostile)
     site = tmp_path / "site"
     capsys.readouterr()
     assert viewer_main([str(folder), "-o", str(site), "--agent", "heuristic"]) == 1
@@ -335,7 +337,10 @@ def test_cli_writes_a_page_and_an_index(tmp_path, capsys):
     for p in GOLDEN[:3]:
         assert (site / p.with_suffix(".html").name).is_file()
         assert f'href="{p.with_suffix(".html").name}"' in index
-    assert "broken" not in index
+    assert "broken" not in index and "<img" not in index
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; co.json</a>" in index
+    assert (site / hostile.replace(".json", ".html")).is_file()
+    assert "<img" not in (site / hostile.replace(".json", ".html")).read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize(

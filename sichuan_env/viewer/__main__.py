@@ -19,6 +19,7 @@ from typing import Any
 
 from .agent import AgentAnnotator, load_agent
 from .build import render_index, render_page
+from .snapshot import validate_record
 
 PROG = "sichuan-viewer"
 
@@ -77,13 +78,13 @@ def _page(
     """The page of one record file and its index entry."""
     record = _read(path)
     page = render_page(record, title=path.name, seat=seat, annotator=annotator)
-    res = record.get("result") if isinstance(record.get("result"), dict) else {}
+    res = validate_record(record).result()  # the engine's, not the file's
     entry = {
         "name": path.name,
         "href": path.with_suffix(".html").name,
         "actions": len(record["actions"]),
-        "scores": res.get("scores"),
-        "wins": len(res.get("wins") or []),
+        "scores": res["scores"],
+        "wins": len(res["wins"]),
         "end": res.get("end"),
     }
     return page, entry
@@ -140,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"{PROG}: {exc}", file=sys.stderr)
             return 1
-        print(f"wrote {len(entries)} replays and {out_dir / 'index.html'}")
+        print(f"wrote {out_dir / 'index.html'} and {len(entries)} of {len(files)} pages")
         return 1 if failed else 0
     out = args.output if args.output is not None else Path(src.with_suffix(".html").name)
     entry = _one(src, out, args.seat, annotator)
