@@ -137,3 +137,14 @@ def test_console_scripts_point_at_entry_points():
         module, _, attr = target.partition(":")
         fn = getattr(__import__(module, fromlist=[attr]), attr)
         assert callable(fn)
+
+
+def test_one_version_everywhere():
+    from importlib.metadata import version
+
+    import sichuan_env
+
+    declared = re.search(
+        r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.MULTILINE
+    )
+    assert declared and sichuan_env.__version__ == declared.group(1) == version("sichuan-env")
