@@ -87,6 +87,7 @@ def discard(st, seat: int, tile: int, rules, flags, waits) -> None:
     k = st.n_river[seat]
     st.river[seat, k] = tile
     st.river_flag[seat, k] = 0
+    st.river_tsumo[seat, k] = st.drawn and st.drawn_tile == tile
     st.n_river[seat] = k + 1
     st.heavenly = 0
     ctx = 0
@@ -110,6 +111,7 @@ def self_kong(st, seat: int, tile: int, rules, flags, waits) -> None:
         j = st.n_melds[seat]
         st.melds[seat, j, 0] = MELD_CONCEALED_KONG
         st.melds[seat, j, 1] = tile
+        st.meld_turn[seat, j] = st.turn
         st.n_melds[seat] = j + 1
         kong_payment(st, seat, MELD_CONCEALED_KONG, -1, rules)
         begin_turn(st, seat, 1, rules, flags, waits)
@@ -152,10 +154,12 @@ def _window_wins(st, rules, flags, waits) -> None:
         st.n_river[origin] = n + 1
     transfer = 0 if robbing else kong_transfer(st, origin)
     st.n_win_events += 1
+    k = st.n_river[origin] - 1  # the discard, or the robbed tile just put in the river
     for i in range(st.n_claim):
         if st.claim_ans[i] != HU:
             continue
         w = st.claim_seats[i]
+        st.river_by[origin, k] |= 1 << w
         fan, base, roots, extras = win_score(st, w, tile, ctx, rules, flags)
         pts = record_win(st, w, tile, origin, fan, base, roots, extras, rules)
         pay(st, origin, w, pts + transfer)  # 呼叫转移: each winner gets the whole income
@@ -173,12 +177,15 @@ def _take(st, taker: int, taken: int, rules, flags, waits) -> None:
     t = st.claim_tile
     st.claimed = 1
     st.river_flag[d, st.n_river[d] - 1] = RIVER_MELDED
+    st.river_by[d, st.n_river[d] - 1] = 1 << taker
     j = st.n_melds[taker]
     st.melds[taker, j, 1] = t
+    st.meld_turn[taker, j] = st.turn + 1  # the pong's turn, or the kong's replacement turn
     st.n_melds[taker] = j + 1
     if taken == PONG:
         st.hands[taker, t] -= 2
         st.melds[taker, j, 0] = MELD_PONG
+        st.turn += 1
         st.phase = PH_TURN
         st.to_act = taker
         st.drawn = 0

@@ -86,6 +86,7 @@ def make_deal(seed: np.uint64, wall: np.ndarray) -> tuple:
 @njit
 def start_play(st) -> None:
     """The dealer's first turn: 14 tiles, no draw (天胡 possible)."""
+    st.turn = 1
     st.phase = PH_TURN
     st.to_act = st.dealer
     st.drawn = 1

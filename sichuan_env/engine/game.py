@@ -25,6 +25,7 @@ from ..kernels.tables import get_tables
 from ..rules.config import RuleConfig, kernel_rules
 from ..tiles import SUITS, tile_name, to_str
 from . import deal as _deal
+from . import labels as _labels
 from . import records as _records
 from . import step as _step
 from .actions import ACTION_SPACE, SELF_KONG, action_from_str, action_to_str
@@ -254,6 +255,26 @@ class Game:
         if self._hist is None or self._hist[0] != n:
             self._hist = (n, *_records.history(self))
         return self._hist[1], self._hist[2]
+
+    def opponent_labels(self, seat: int) -> dict[str, np.ndarray]:
+        """Exact hidden-state labels of ``seat``'s three opponents (next, opposite, previous).
+
+        ``tenpai`` bool[3], ``waits`` uint8[3, 27], ``shanten`` int8[3], ``hand``
+        uint8[3, 27], ``deal_in`` int64[3, 27], ``active`` bool[3]; see
+        ``sichuan_env.engine.labels`` for the exact definitions.
+        """
+        s = self._seat(seat)
+        out = _labels.label_arrays()
+        _labels.opponent_labels_at(
+            self._st,
+            0,
+            s,
+            self._r,
+            _T["FLAGS"],
+            _T["DIST"],
+            *(out[k] for k in _labels.LABEL_FIELDS),
+        )
+        return out
 
     # --------------------------------------------------------------- results
     def wins(self) -> list[dict[str, Any]]:

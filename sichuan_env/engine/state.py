@@ -56,6 +56,9 @@ STATE_DTYPE = np.dtype(
         ("n_melds", np.int8, 4),  # melds per seat
         ("river", np.int8, (4, MAX_RIVER)),  # discards per seat in order (tile ids)
         ("river_flag", np.int8, (4, MAX_RIVER)),  # RIVER_* per discard
+        ("river_tsumo", np.int8, (4, MAX_RIVER)),  # 1: 摸切, the tile drawn this turn was discarded
+        ("river_by", np.int8, (4, MAX_RIVER)),  # seats (bit s) that took the discard: pong/kong/hu
+        ("meld_turn", np.int16, (4, 4)),  # ``turn`` when each meld was made
         ("n_river", np.int16, 4),  # discards per seat
         # --- 换三张 and 定缺 ---
         ("picks", np.int8, (4, 3)),  # tiles each seat picked to pass (-1 = not yet)
@@ -99,6 +102,7 @@ STATE_DTYPE = np.dtype(
             np.int8,
         ),  # 1 when this turn's draw is a non-dealer's first, nothing claimed yet
         ("draws", np.int16, 4),  # draws per seat (head or tail)
+        ("turn", np.int16),  # own turns begun in the hand (1 = the dealer's first)
         ("claimed", np.int8),  # 1 once any pong, kong (robbed or not) or win happened (地胡)
         (
             "passed_fan",

@@ -49,6 +49,7 @@ def begin_turn(st, seat: int, replacement: int, rules, flags, waits) -> None:
     st.replacement = replacement
     st.heavenly = 0
     st.earthly = seat != st.dealer and st.draws[seat] == 1 and not replacement and not st.claimed
+    st.turn += 1
     st.phase = PH_TURN
     st.to_act = seat
 

@@ -38,6 +38,7 @@ from ..encoding.registry import get as get_obs_version
 from ..engine.actions import ACTION_SPACE
 from ..engine.batch import BAD_ACTION, HAND_DONE, SEED_STRIDE, reset_batch, slot_seeds, step_one
 from ..engine.game import Game, IllegalActionError, validate_seed
+from ..engine.labels import LABEL_FIELDS, label_arrays, opponent_labels_batch
 from ..engine.state import MAX_LOG, STATE_DTYPE
 from ..kernels.tables import get_tables
 from ..rules.config import RuleConfig, kernel_rules
@@ -94,6 +95,10 @@ class VectorEnv:
         obs_version: observation version (``sichuan_env.encoding.versions()``).
         seed: base seed of the run, in ``[0, 2**64)`` (None: random).
         oracle: append the hidden information (other hands, wall order) to observations.
+        labels: with every step, ``info["labels"]``: the exact hidden-state labels of
+            the acting seat's three opponents in every slot (``engine/labels.py``:
+            ``tenpai`` [N, 3], ``waits`` [N, 3, 27], ``shanten``, ``hand``,
+            ``deal_in`` [N, 3, 27], ``active``); ``labels()`` gives them at any time.
 
     Raises:
         TypeError: an argument of the wrong type.
@@ -107,6 +112,7 @@ class VectorEnv:
         obs_version: int = 1,
         seed: int | None = None,
         oracle: bool = False,
+        labels: bool = False,
     ) -> None:
         if not _is_int(num_envs):
             raise TypeError(f"num_envs must be an integer, got {num_envs!r}")
@@ -117,7 +123,10 @@ class VectorEnv:
             raise TypeError(f"rules must be a RuleConfig, got {type(self.rules).__name__}")
         if not isinstance(oracle, (bool, np.bool_)):
             raise TypeError(f"oracle must be True or False, got {oracle!r}")
+        if not isinstance(labels, (bool, np.bool_)):
+            raise TypeError(f"labels must be True or False, got {labels!r}")
         self._spec = get_obs_version(obs_version)
+        self.with_labels = bool(labels)
         self.num_envs = int(num_envs)
         self.obs_version = int(obs_version)
         self.oracle = bool(oracle)
@@ -235,7 +244,9 @@ class VectorEnv:
                 f"engine rejected checked actions in slots {np.flatnonzero(self._status)}"
             )
         self._spec.encode_batch(self._states, self._seats, self.oracle, self._r, self._obs)
-        info = {"final_scores": self._final, "hands_done": int(self._done.sum())}
+        info: dict[str, Any] = {"final_scores": self._final, "hands_done": int(self._done.sum())}
+        if self.with_labels:
+            info["labels"] = self.labels()
         return self._obs, self._masks.copy(), self._seats, self._rewards, self._done, info
 
     def observe(self, version: int | None = None, oracle: bool | None = None) -> np.ndarray:
@@ -258,6 +269,21 @@ class VectorEnv:
         seats = np.zeros(self.num_envs, dtype=np.int8)
         spec.encode_batch(self._states, seats, bool(oracle), self._r, obs)
         return obs
+
+    def labels(self) -> dict[str, np.ndarray]:
+        """Exact labels of the acting seat's three opponents in every slot (new arrays).
+
+        Raises:
+            RuntimeError: before ``reset``.
+        """
+        if not self._ready:
+            raise RuntimeError("VectorEnv.labels() before reset(): call reset() first")
+        out = label_arrays(self.num_envs)
+        opponent_labels_batch(
+            self._states, self._r, self._t["FLAGS"], self._t["DIST"],
+            *(out[k] for k in LABEL_FIELDS),
+        )  # fmt: skip
+        return out
 
     def _slot(self, i: object) -> int:
         if not _is_int(i):
@@ -293,7 +319,7 @@ class VectorEnv:
         if not self._ready:
             raise RuntimeError("VectorEnv.game() before reset(): call reset() first")
         st = self._states[i]
-        seed = int(self._seed_base[i] + np.uint64(self._hand_no[i]) * SEED_STRIDE)
+        seed = (int(self._seed_base[i]) + int(self._hand_no[i]) * int(SEED_STRIDE)) % 2**64
         game = Game(self.rules, seed=seed)
         for code in st["log"][: st["n_log"]]:
             game.step_id(int(code) % 128)

@@ -1,0 +1,171 @@
+"""Exact opponent labels: the engine's against an independent reference on thousands of states."""
+
+import numpy as np
+import pytest
+import reference as ref
+from engine_helpers import game_with, scripted, voids
+
+from sichuan_env import Game, RuleConfig
+from sichuan_env.engine import selfplay
+from sichuan_env.envs.vector import VectorEnv
+from sichuan_env.kernels.tables import get_tables
+from sichuan_env.rules.config import kernel_rules
+
+SEAT3 = "1224445666899s"
+VOIDS = voids("s", "s", "s", "m")
+MELD_KINDS = {1: "pong", 2: "kong", 3: "concealed_kong"}
+
+
+def reference_labels(game: Game, me: int) -> dict:
+    """The labels from tests/reference.py's own win and shanten search and the record fields."""
+    st = game.state
+    rules = game.rules
+    wall_left = game.wall_left()
+    kong_discard = game.phase() == "turn" and game.to_act() == me and bool(st["replacement"])
+    out = {k: [] for k in ("tenpai", "waits", "shanten", "hand", "deal_in", "active")}
+    for r in range(1, 4):
+        o = (me + r) % 4
+        hand = [int(x) for x in st["hands"][o]]
+        melds = [(MELD_KINDS[int(k)], int(t)) for k, t in st["melds"][o][: st["n_melds"][o]]]
+        void = int(st["void"][o]) if rules.declare_void and st["void"][o] >= 0 else None
+        active = not st["won"][o]
+        waits = [0] * 27
+        deal_in = [0] * 27
+        if active:
+            for t in range(27):
+                if hand[t] >= 4:
+                    continue
+                plus = list(hand)
+                plus[t] += 1
+                if ref.score(plus, melds, void=void) is None:
+                    continue
+                waits[t] = 1
+                fan = ref.score(
+                    plus, melds, void=void, kong_discard=kong_discard, last_tile=wall_left == 0,
+                    haidi=rules.haidi, jingou=rules.jingou, fan_cap=rules.fan_cap,
+                )[0]  # fmt: skip
+                passed = int(st["passed_fan"][o])
+                if not (rules.pass_win_rule and passed >= 0 and fan <= passed):
+                    deal_in[t] = rules.base_points * 2 ** (fan - 1)
+        size = sum(hand)
+        out["tenpai"].append(any(waits))
+        out["waits"].append(waits)
+        out["shanten"].append(ref.shanten(hand, void) if size % 3 else -2)
+        out["hand"].append(hand)
+        out["deal_in"].append(deal_in)
+        out["active"].append(active)
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def _compare(game: Game, me: int) -> dict:
+    got = game.opponent_labels(me)
+    want = reference_labels(game, me)
+    for key, value in want.items():
+        assert np.array_equal(got[key], value), (key, got[key], value, game.table())
+    return got
+
+
+RULESETS = [
+    RuleConfig(),
+    RuleConfig(exchange_three=True, haidi=True, jingou=True, fan_cap=4, base_points=3),
+]
+
+
+@pytest.mark.parametrize("rules", RULESETS, ids=["default", "options"])
+def test_labels_match_the_reference_on_random_states(rules):
+    """Over 600 states per ruleset, each with three opponents' labels (thousands in all)."""
+    _random_states(rules, hands=35, min_states=600)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rules", RULESETS, ids=["default", "options"])
+def test_labels_match_the_reference_soak(rules):
+    _random_states(rules, hands=600, min_states=10_000)
+
+
+def _random_states(rules, hands, min_states):
+    """Greedy self-play (with some declined wins) reaches tenpai often; every 3rd decision is checked."""
+    rng = np.random.default_rng(7)
+    r = kernel_rules(rules)
+    dist = get_tables()["DIST"]
+    mask = np.zeros(88, dtype=np.int8)
+    state = np.uint64(7)
+    seen = {"states": 0, "tenpai": 0, "deal_in": 0, "won": 0, "blocked": 0}
+    for seed in range(hands):
+        game = Game(rules, seed=seed)
+        k = 0
+        while not game.is_over():
+            me = game.to_act()
+            if k % 3 == 0:
+                got = _compare(game, me)
+                seen["states"] += 1
+                seen["tenpai"] += int(got["tenpai"].sum())
+                seen["deal_in"] += int((got["deal_in"] > 0).any())
+                seen["won"] += int((~got["active"]).sum())
+                seen["blocked"] += int(
+                    (
+                        got["waits"].astype(bool) & (got["deal_in"] == 0) & got["active"][:, None]
+                    ).any()
+                )
+            legal = game.legal_ids()
+            mask[:] = 0
+            mask[legal] = 1
+            if 86 in legal and 87 in legal and rng.random() < 0.4:
+                a = 87  # decline a win now and then: 过胡 blocks
+            else:  # greedy: wins, and discards that lower the shanten, so hands reach tenpai
+                a, state = selfplay.choose(
+                    game.state, mask, len(legal), state, selfplay.GREEDY, r, dist
+                )
+                state = np.uint64(state)
+            game.step_id(int(a))
+            k += 1
+    assert seen["states"] > min_states
+    assert min(seen.values()) > 0, seen  # every kind of label case happened
+
+
+def test_kong_discard_context_raises_the_deal_in():
+    # seat 0's concealed kong, then its replacement draw: a discard now is 杠上炮
+    g = game_with(
+        ("1111m7m22m33p55p8p9p", "234m456m89m11p456p", "333m666m999m77p8p2p", SEAT3),
+        "6p",
+        tail="2m",
+    )
+    scripted(g, [*VOIDS])
+    before = _compare(g, 0)
+    assert before["deal_in"][0][6] == 1  # seat 1 (next) waits on 7m: 平胡, 1 point
+    scripted(g, [(0, "concealed_kong 1m")])
+    after = _compare(g, 0)
+    assert after["deal_in"][0][6] == 2  # + 杠上炮: 2 fan, 2 points
+    assert after["tenpai"][0] and not after["tenpai"][2]
+
+
+def test_pass_win_block_zeroes_the_deal_in_but_not_the_wait():
+    g = game_with(
+        ("7m11m22m88p77p33p2p3p", "44456m123p456p99p", "777m88m99m55p66p4p1p", SEAT3),
+        "9m",
+        draws="5s4m",
+    )
+    scripted(g, [*VOIDS, (0, "discard 7m"), (1, "pass"), (2, "pong")])
+    labels = _compare(g, 2)  # seat 2 to act; seat 1 is its previous seat (index 2)
+    assert labels["waits"][2][6] == 1 and labels["deal_in"][2][6] == 0  # 7m: blocked by 过胡
+    assert labels["deal_in"][2][3] == 2  # 4m: 2 fan (a root) > the declined 1 fan
+
+
+def test_winners_have_no_waits_and_vector_env_agrees():
+    venv = VectorEnv(32, labels=True, seed=3)
+    _, mask, seat = venv.reset()
+    rng = np.random.default_rng(0)
+    winners = 0
+    for _ in range(400):
+        actions = np.where(mask[:, 86] == 1, 86, (rng.random(mask.shape) * mask).argmax(axis=1))
+        _, mask, seat, _, _, info = venv.step(actions)
+        labels = info["labels"]
+        assert not labels["tenpai"][~labels["active"]].any()
+        assert not labels["deal_in"][~labels["active"]].any()
+        winners += int((~labels["active"]).sum())
+    assert winners > 0
+    for i in range(0, 32, 7):
+        game = venv.game(i)
+        direct = game.opponent_labels(int(seat[i]))
+        for key, value in direct.items():
+            assert np.array_equal(labels[key][i], value), key
