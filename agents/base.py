@@ -55,6 +55,12 @@ class Agent(Protocol):
         ...
 
 
+def short(x: object, limit: int = 80) -> str:
+    """``repr(x)`` cut to ``limit`` characters, so error messages stay one short line."""
+    text = repr(x)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _kind_ok(a: np.ndarray) -> bool:
     return a.dtype == np.bool_ or np.issubdtype(a.dtype, np.integer)
 
@@ -148,7 +154,7 @@ def check_seed(seed: object, arg: str = "seed") -> int | None:
     if seed is None:
         return None
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"{arg} must be None or a non-negative integer, got {seed!r}")
+        raise ValueError(f"{arg} must be None or a non-negative integer, got {short(seed)}")
     if seed < 0:
         raise ValueError(f"{arg} must be None or a non-negative integer, got {seed}")
     return int(seed)

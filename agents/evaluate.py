@@ -33,7 +33,7 @@ from sichuan_env import PRESETS, RuleConfig
 from sichuan_env._cli import int_arg, path_problem
 from sichuan_env.envs.vector import VectorEnv
 
-from .base import Agent, check_seed
+from .base import Agent, check_seed, short
 from .registry import describe, make_agent
 
 MAX_WALLS = 100_000
@@ -49,9 +49,9 @@ def make_lineup_agents(lineup: list[str], seed: int = 0) -> dict[str, Agent]:
         ValueError: for a lineup that is not 4 entries, or an entry the registry does not know.
     """
     if not isinstance(lineup, (list, tuple)) or len(lineup) != 4:
-        raise ValueError(f"a lineup names 4 agents, got {lineup!r}")
+        raise ValueError(f"a lineup names 4 agents, got {short(lineup)}")
     if not all(isinstance(x, str) for x in lineup):
-        raise ValueError(f"lineup entries are agent names or paths (str), got {lineup!r}")
+        raise ValueError(f"lineup entries are agent names or paths (str), got {short(lineup)}")
     seed = check_seed(seed)
     return {name: make_agent(name, seed=seed + k) for k, name in enumerate(sorted(set(lineup)))}
 
@@ -116,7 +116,7 @@ def play_duplicate(
         ValueError: for a bad lineup, wall count, seed or agent.
     """
     if isinstance(walls, bool) or not isinstance(walls, (int, np.integer)):
-        raise ValueError(f"walls must be an integer, got {walls!r}")
+        raise ValueError(f"walls must be an integer, got {short(walls)}")
     if not 1 <= walls <= MAX_WALLS:
         raise ValueError(f"walls must be in 1..{MAX_WALLS}, got {walls}")
     if agents is None:

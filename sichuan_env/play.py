@@ -81,7 +81,8 @@ def ask(prompt: str, legal: list[str], read: Callable[[str], str]) -> str | None
         normal = " ".join(text.split())
         if normal in legal:
             return normal
-        print(f"  {text!r} is not legal now. Type one of the actions below, or its number.")
+        shown = repr(text) if len(text) <= 40 else repr(text[:37]) + "..."
+        print(f"  {shown} is not legal now. Type one of the actions below, or its number.")
         print("legal: " + ", ".join(f"[{i}] {a}" for i, a in enumerate(legal)))
 
 
@@ -92,7 +93,9 @@ def _check_bots(bots: Sequence[Any]) -> None:
         if not callable(getattr(b, "act", None)) or not isinstance(
             getattr(b, "obs_version", None), int
         ):
-            raise ValueError(f"an opponent must have obs_version and act(obs, mask), got {b!r}")
+            raise ValueError(
+                f"an opponent must have obs_version and act(obs, mask), got {type(b).__name__}"
+            )
 
 
 def play(

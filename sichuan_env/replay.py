@@ -23,6 +23,8 @@ from typing import Any
 from .engine.game import Game, IllegalActionError
 from .envs.render import render_seat
 
+MAX_BYTES = 16 << 20
+"""Largest record file read (a real record is about 10 KB; this bounds ``/dev/zero`` & co.)."""
 READ_ERRORS = (EOFError, OSError, RuntimeError)
 """What reading a line can raise when input is over (``RuntimeError``: stdin closed)."""
 RECORD_ERRORS = (
@@ -48,10 +50,13 @@ def load_record(path: Path | str) -> dict[str, Any]:
         if str(path) == "-":
             if sys.stdin is None:
                 raise ValueError("standard input is closed")
-            text = sys.stdin.buffer.read().decode("utf-8")
+            data = sys.stdin.buffer.read(MAX_BYTES + 1)
         else:
-            text = Path(path).read_bytes().decode("utf-8")
-        record = json.loads(text)
+            with Path(path).open("rb") as f:
+                data = f.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            raise ValueError(f"cannot read {name}: larger than {MAX_BYTES >> 20} MB, not a record")
+        record = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ValueError(f"cannot read {name}: not UTF-8 text ({exc.reason})") from None
     except json.JSONDecodeError as exc:

@@ -262,3 +262,16 @@ def test_more_bad_usage_in_process(module, argv, tmp_path, capsys):
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert "error: " in err and "Traceback" not in err
+
+
+def test_replay_reads_a_bounded_amount(tmp_path, capsys, monkeypatch):
+    if Path("/dev/zero").exists():  # an endless file
+        assert replay_main(["/dev/zero", "--all"]) == 1
+        assert "larger than 16 MB" in capsys.readouterr().err
+    import sichuan_env.replay as replay_module
+
+    monkeypatch.setattr(replay_module, "MAX_BYTES", 1 << 20)
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps({"pad": "x" * (2 << 20)}))
+    assert replay_main([str(big), "--all"]) == 1
+    assert "larger than 1 MB" in capsys.readouterr().err
