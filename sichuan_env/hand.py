@@ -2,7 +2,9 @@
 
 Every function takes a concealed part as a count vector (``uint8[27]``, any
 integer array or sequence of length 27, or notation such as ``"123m456p99s"``)
-and raises ``ValueError`` naming the problem for bad input. Exposed melds are
+and raises ``ValueError`` naming the argument and the problem for bad input
+(``tiles.InputTypeError``, also a ``TypeError``, for a value of the wrong
+type: a bool, a float, a string where an integer goes). Exposed melds are
 not passed: their number is inferred from the concealed size (14 tiles minus
 3 per meld). ``void`` is ``None`` or a suit: 0/1/2 or ``"m"``/``"p"``/``"s"``.
 
@@ -20,7 +22,15 @@ from .kernels import checked as _k
 from .kernels.agari import any_over_four as _any_over_four
 from .kernels.agari import mask_to_indices as _mask_to_indices
 from .kernels.tables import get_tables
-from .tiles import NUM_TILE_TYPES, as_counts, as_counts_batch, count_error, suit_index, to_str
+from .tiles import (
+    NUM_TILE_TYPES,
+    InputTypeError,
+    as_counts,
+    as_counts_batch,
+    count_error,
+    suit_index,
+    to_str,
+)
 
 _T = get_tables()
 _FLAGS = _T["FLAGS"]
@@ -233,7 +243,7 @@ def voids_array(void: object, n: int) -> np.ndarray:
             )
         return np.array(void, dtype=np.int8)  # a writable C-contiguous copy
     if isinstance(void, np.ndarray) and void.dtype.kind not in "USO":
-        raise ValueError(f"void must hold suit codes -1..2 or letters, got dtype {void.dtype}")
+        raise InputTypeError(f"void must hold suit codes -1..2 or letters, got dtype {void.dtype}")
     try:
         rows = np.array(void, dtype=object)
     except (ValueError, TypeError) as exc:

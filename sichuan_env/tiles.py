@@ -27,6 +27,15 @@ MAX_ECHO = 60
 """Most characters of a caller's input that an error message repeats."""
 
 
+class InputTypeError(TypeError, ValueError):
+    """An argument of the wrong type (a float, a bool or a string where an integer goes).
+
+    A ``TypeError`` as the project's error contract says, and a ``ValueError``
+    too, because the hand API raised ``ValueError`` for every bad input before
+    and callers catch that.
+    """
+
+
 def echo(value: object) -> str:
     """``repr(value)`` cut to about ``MAX_ECHO`` characters, for error messages.
 
@@ -50,7 +59,8 @@ def tile_index(tile: str | int, *, name: str = "tile") -> int:
     """Return the index 0..26 of a tile given as ``"5p"`` or as an index.
 
     Raises:
-        ValueError: for anything that is not one tile (booleans and floats included).
+        InputTypeError: for a bool, a float or anything but a string or an integer.
+        ValueError: for an index outside 0..26 or a string that is not one tile.
     """
     if isinstance(tile, (int, np.integer)) and not isinstance(tile, (bool, np.bool_)):
         if 0 <= tile < NUM_TILE_TYPES:
@@ -61,7 +71,7 @@ def tile_index(tile: str | int, *, name: str = "tile") -> int:
         if len(t) == 2 and t[0] in "123456789" and t[1] in SUITS:
             return SUITS.index(t[1]) * 9 + int(t[0]) - 1
         raise ValueError(f"{name} {echo(tile)} is not one tile (expected e.g. '5p')")
-    raise ValueError(
+    raise InputTypeError(
         f"{name} must be a string like '5p' or an index 0..26, not {type(tile).__name__}"
     )
 
@@ -80,13 +90,20 @@ def suit_index(suit: str | int, *, name: str = "suit") -> int:
     """Return the suit number 0..2 of ``"m"``, ``"p"``, ``"s"`` or of 0, 1, 2.
 
     Raises:
-        ValueError: for anything else (booleans and floats included).
+        InputTypeError: for a bool, a float or anything but a string or an integer.
+        ValueError: for any other string or integer.
     """
     if isinstance(suit, (int, np.integer)) and not isinstance(suit, (bool, np.bool_)):
         if 0 <= suit < 3:
             return int(suit)
-    elif isinstance(suit, str) and len(suit) == 1 and suit in SUITS:
-        return SUITS.index(suit)
+    elif isinstance(suit, str):
+        if len(suit) == 1 and suit in SUITS:
+            return SUITS.index(suit)
+    else:
+        raise InputTypeError(
+            f"{name} must be a suit: 'm', 'p', 's' or 0, 1, 2, not {echo(suit)} "
+            f"(a {type(suit).__name__})"
+        )
     raise ValueError(f"{name} must be a suit: 'm', 'p', 's' or 0, 1, 2, not {echo(suit)}")
 
 
@@ -99,7 +116,7 @@ def parse(notation: str) -> np.ndarray:
             a tile. The message repeats at most ``MAX_ECHO`` characters of the input.
     """
     if not isinstance(notation, str):
-        raise ValueError(f"notation must be a string, not {type(notation).__name__}")
+        raise InputTypeError(f"notation must be a string, not {type(notation).__name__}")
     counts = np.zeros(NUM_TILE_TYPES, dtype=np.int64)
     pending: list[int] = []
     for pos, ch in enumerate(notation):
@@ -157,8 +174,9 @@ def as_counts(counts: object, *, name: str = "counts") -> np.ndarray:
     are copied). A writable C-contiguous ``uint8`` array is returned as is.
 
     Raises:
-        ValueError: naming ``name`` for a wrong shape, a non-integer element or
-            dtype (booleans, floats, NaN, strings, ``None``), or a count outside 0..4.
+        InputTypeError: (a TypeError and a ValueError) naming ``name`` for a
+            non-integer element or dtype (booleans, floats, NaN, strings, ``None``).
+        ValueError: naming ``name`` for a wrong shape or a count outside 0..4.
     """
     if isinstance(counts, str):
         try:
@@ -219,7 +237,7 @@ def _as_int_array(obj: object, name: str) -> np.ndarray:
     if kind in "iu":
         return arr
     if kind != "O":
-        raise ValueError(f"{name} must hold integers, got dtype {arr.dtype}")
+        raise InputTypeError(f"{name} must hold integers, got dtype {arr.dtype}")
     bad_types = {
         type(x)
         for x in arr.flat
@@ -229,7 +247,7 @@ def _as_int_array(obj: object, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be a rectangular array of integers (rows of one length)")
     if bad_types:
         names = ", ".join(sorted(t.__name__ for t in bad_types))
-        raise ValueError(f"{name} must hold integers, got elements of type {names}")
+        raise InputTypeError(f"{name} must hold integers, got elements of type {names}")
     return arr  # object dtype: Python integers of any size, checked by _checked_uint8
 
 

@@ -212,65 +212,73 @@ def test_any_over_four_every_byte_at_every_offset():
 
 
 def _hostile_vectors():
+    """(what, argument, error): "type" raises InputTypeError (TypeError and ValueError)."""
     good = parse(HAND13)
     rest = good.tolist()[1:]
-    yield "None", None
-    yield "True", True
-    yield "int", 3
-    yield "float", 3.0
-    yield "nan", math.nan
-    yield "bytes", b"123m"
-    yield "object", object()
-    yield "dict", {"1m": 2}
-    yield "empty list", []
-    yield "nested list", [[int(x)] for x in good]
-    yield "ragged", [good.tolist(), [1]]
-    yield "bool in list", [True, *rest]
-    yield "float in list", [1.0, *rest]
-    yield "nan in list", [math.nan, *rest]
-    yield "str in list", ["1", *rest]
-    yield "None in list", [None, *rest]
-    yield "huge int in list", [2**70, *rest]
-    yield "huge negative in list", [-(2**70), *rest]
-    yield "2**64 in list", [2**64, *rest]
-    yield "float array", good.astype(np.float64)
-    yield "nan array", np.full(27, np.nan)
-    yield "bool array", good.astype(bool)
-    yield "complex array", good.astype(complex)
-    yield "timedelta array", good.astype("m8[s]")
-    yield "datetime array", np.zeros(27, "M8[s]")
-    yield "str array", np.array(["1"] * 27)
-    yield "object array of None", np.array([None] * 27)
-    yield "object array of bools", np.array([False] * 27, dtype=object)
-    yield "object array huge", np.array([2**70, *rest], dtype=object)
-    yield "0-d array", np.array(3, np.uint8)
-    yield "2-d array", good[None]
-    yield "column", good[:, None]
-    yield "26 counts", good[:26]
-    yield "28 counts", np.append(good, 0)
-    yield "structured", np.zeros(27, dtype=[("a", np.uint8)])
-    yield "notation too long", "1m" * 100_000
-    yield "notation garbage", "123m\x00"
+    yield "None", None, "type"
+    yield "True", True, "type"
+    yield "int", 3, "value"  # a scalar: the wrong shape
+    yield "float", 3.0, "type"
+    yield "nan", math.nan, "type"
+    yield "bytes", b"123m", "type"
+    yield "object", object(), "type"
+    yield "dict", {"1m": 2}, "type"
+    yield "empty list", [], "value"
+    yield "nested list", [[int(x)] for x in good], "value"
+    yield "ragged", [good.tolist(), [1]], "value"
+    yield "bool in list", [True, *rest], "type"
+    yield "float in list", [1.0, *rest], "type"
+    yield "nan in list", [math.nan, *rest], "type"
+    yield "str in list", ["1", *rest], "type"
+    yield "None in list", [None, *rest], "type"
+    yield "huge int in list", [2**70, *rest], "value"
+    yield "huge negative in list", [-(2**70), *rest], "value"
+    yield "2**64 in list", [2**64, *rest], "value"
+    yield "float array", good.astype(np.float64), "type"
+    yield "nan array", np.full(27, np.nan), "type"
+    yield "bool array", good.astype(bool), "type"
+    yield "complex array", good.astype(complex), "type"
+    yield "timedelta array", good.astype("m8[s]"), "type"
+    yield "datetime array", np.zeros(27, "M8[s]"), "type"
+    yield "str array", np.array(["1"] * 27), "type"
+    yield "object array of None", np.array([None] * 27), "type"
+    yield "object array of bools", np.array([False] * 27, dtype=object), "type"
+    yield "object array huge", np.array([2**70, *rest], dtype=object), "value"
+    yield "0-d array", np.array(3, np.uint8), "value"
+    yield "2-d array", good[None], "value"
+    yield "column", good[:, None], "value"
+    yield "26 counts", good[:26], "value"
+    yield "28 counts", np.append(good, 0), "value"
+    yield "structured", np.zeros(27, dtype=[("a", np.uint8)]), "type"
+    yield "notation too long", "1m" * 100_000, "value"
+    yield "notation garbage", "123m\x00", "value"
 
 
 HOSTILE = list(_hostile_vectors())
 
 
+def _check_kind(exc: ValueError, error: str) -> None:
+    assert isinstance(exc, TypeError) == (error == "type"), f"{type(exc).__name__}: {exc}"
+
+
 @pytest.mark.parametrize(("entry", "func", "name"), SINGLE, ids=[s[0] for s in SINGLE])
-@pytest.mark.parametrize(("what", "arg"), HOSTILE, ids=[h[0] for h in HOSTILE])
-def test_hostile_count_vectors(entry, func, name, what, arg):
+@pytest.mark.parametrize(("what", "arg", "error"), HOSTILE, ids=[h[0] for h in HOSTILE])
+def test_hostile_count_vectors(entry, func, name, what, arg, error):
     with pytest.raises(ValueError) as info:
         func(arg)
     msg = str(info.value)
     assert name in msg, msg
     assert len(msg) < 400, f"{len(msg)} characters"
+    _check_kind(info.value, error)
 
 
 @pytest.mark.parametrize(("entry", "func", "name"), BATCH, ids=[b[0] for b in BATCH])
-@pytest.mark.parametrize(("what", "arg"), HOSTILE, ids=[h[0] for h in HOSTILE])
-def test_hostile_batches(entry, func, name, what, arg):
+@pytest.mark.parametrize(("what", "arg", "error"), HOSTILE, ids=[h[0] for h in HOSTILE])
+def test_hostile_batches(entry, func, name, what, arg, error):
     if what == "2-d array":
         return  # a valid batch of one row
+    if isinstance(arg, str):
+        error = "type"  # batches take arrays, not notation
     if isinstance(arg, np.ndarray) and arg.shape == (27,):
         arg = arg[None]  # the same malformed content as one row
     elif isinstance(arg, list) and len(arg) == 27:
@@ -278,6 +286,7 @@ def test_hostile_batches(entry, func, name, what, arg):
     with pytest.raises(ValueError) as info:
         func(arg)
     assert name in str(info.value), str(info.value)
+    _check_kind(info.value, error)
 
 
 def _unusual_but_valid(c: np.ndarray):
@@ -320,34 +329,35 @@ def test_unusual_valid_inputs_give_the_same_answer(hand):
 # ------------------------------------------------------------ score_win args
 
 BAD_MELDS = [
-    (np.array([[2, 10]]), r"melds must be a list of \(kind, tile\) pairs"),
-    ("pong 1m", "melds must be a list"),
-    ({"pong": "1m"}, "melds must be a list"),
-    (None, "melds must be a list"),
-    (iter([("pong", "1m")]), "melds must be a list"),
-    ([("pong",)], r"meld 0 must be a \(kind, tile\) pair"),
-    ([("pong", "1m", "x")], r"meld 0 must be a \(kind, tile\) pair"),
-    (["po"], r"meld 0 must be a \(kind, tile\) pair"),
-    ([{"pong": 1, "1m": 2}], r"meld 0 must be a \(kind, tile\) pair"),
-    ([("chow", "1m")], "meld 0: kind must be one of"),
-    ([(1, "1m")], "meld 0: kind must be one of"),
-    ([("pong", True)], "meld 0 tile must be"),
-    ([("pong", 1.0)], "meld 0 tile must be"),
-    ([("pong", math.nan)], "meld 0 tile must be"),
-    ([("pong", 2**70)], "meld 0 tile index must be 0..26, got an integer of 71 bits"),
-    ([("pong", -1)], "meld 0 tile index must be 0..26"),
-    ([("pong", 27)], "meld 0 tile index must be 0..26"),
-    ([("pong", "0m")], "meld 0 tile '0m' is not one tile"),
-    ([("pong", "9p" * 1000)], "is not one tile"),
-    ([("pong", "1p")] * 5, "at most 4 melds"),
+    (np.array([[2, 10]]), r"melds must be a list of \(kind, tile\) pairs", "type"),
+    ("pong 1m", "melds must be a list", "type"),
+    ({"pong": "1m"}, "melds must be a list", "type"),
+    (None, "melds must be a list", "type"),
+    (iter([("pong", "1m")]), "melds must be a list", "type"),
+    ([("pong",)], r"meld 0 must be a \(kind, tile\) pair", "value"),
+    ([("pong", "1m", "x")], r"meld 0 must be a \(kind, tile\) pair", "value"),
+    (["po"], r"meld 0 must be a \(kind, tile\) pair", "type"),
+    ([{"pong": 1, "1m": 2}], r"meld 0 must be a \(kind, tile\) pair", "type"),
+    ([("chow", "1m")], "meld 0: kind must be one of", "value"),
+    ([(1, "1m")], "meld 0: kind must be one of", "type"),
+    ([("pong", True)], "meld 0 tile must be", "type"),
+    ([("pong", 1.0)], "meld 0 tile must be", "type"),
+    ([("pong", math.nan)], "meld 0 tile must be", "type"),
+    ([("pong", 2**70)], "meld 0 tile index must be 0..26, got an integer of 71 bits", "value"),
+    ([("pong", -1)], "meld 0 tile index must be 0..26", "value"),
+    ([("pong", 27)], "meld 0 tile index must be 0..26", "value"),
+    ([("pong", "0m")], "meld 0 tile '0m' is not one tile", "value"),
+    ([("pong", "9p" * 1000)], "is not one tile", "value"),
+    ([("pong", "1p")] * 5, "at most 4 melds", "value"),
 ]
 
 
-@pytest.mark.parametrize(("melds", "message"), BAD_MELDS)
-def test_score_win_bad_melds(melds, message):
+@pytest.mark.parametrize(("melds", "message", "error"), BAD_MELDS)
+def test_score_win_bad_melds(melds, message, error):
     with pytest.raises(ValueError, match=message) as info:
         score_win("123m345m999p66p", melds)
     assert len(str(info.value)) < 300
+    _check_kind(info.value, error)
     with pytest.raises(ValueError, match=message):
         best_wait_score("123m345m999p6p", melds)
 
@@ -366,7 +376,7 @@ FLAGS = [
 @pytest.mark.parametrize("flag", FLAGS)
 @pytest.mark.parametrize("value", ["no", "", 0, 1, 1.0, None, [True], np.array([True]), np.int8(1)])
 def test_score_win_flags_must_be_booleans(flag, value):
-    with pytest.raises(ValueError, match=f"{flag} must be True or False"):
+    with pytest.raises(TypeError, match=f"{flag} must be True or False"):
         score_win(HAND14, **{flag: value})
 
 
@@ -377,11 +387,11 @@ def test_score_win_accepts_numpy_booleans():
 
 @pytest.mark.parametrize("rules", [None, {}, "default", 1, RuntimeError])
 def test_bad_rules(rules):
-    with pytest.raises(ValueError, match="rules must be a RuleConfig"):
+    with pytest.raises(TypeError, match="rules must be a RuleConfig"):
         score_win(HAND14, rules=rules)
-    with pytest.raises(ValueError, match="rules must be a RuleConfig"):
+    with pytest.raises(TypeError, match="rules must be a RuleConfig"):
         best_wait_score(HAND13, rules=rules)
-    with pytest.raises(ValueError, match="rules must be a RuleConfig"):
+    with pytest.raises(TypeError, match="rules must be a RuleConfig"):
         score_win_batch(parse(HAND14)[None], rules=rules)
 
 

@@ -26,16 +26,22 @@ tables answer, per key, everything the hand kernels need:
     bits 56..61 the suit's tile count.
 
 Building takes about a second. The result is stored as ``tables-v{VERSION}.npz``
-in ``$SICHUAN_ENV_CACHE_DIR`` (default ``~/.cache/sichuan_env``); a missing,
-stale or unreadable cache is rebuilt, and an unwritable cache directory only
-costs the rebuild.
+in ``$SICHUAN_ENV_CACHE_DIR`` (default ``~/.cache/sichuan_env``). Nothing read
+back is trusted: every array's header is checked before its data is read and
+the content must hash to ``TABLES_SHA256``; a truncated, corrupt or altered
+cache is reported in one logging line (logger ``sichuan_env``) and rebuilt, a
+missing one is rebuilt silently, and an unwritable cache directory only costs
+the rebuild.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import os
 import tempfile
 import threading
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +50,8 @@ from .._jit import njit
 
 VERSION = 6
 """Bump when the layout or content of a table changes (invalidates the cache)."""
+TABLES_SHA256 = "c41b989d41a0353935782181f3b0f80594b0a473d2368c07918e851aee535507"
+"""SHA-256 of the tables' bytes in ``_EXPECTED`` order; update it with ``VERSION``."""
 NUM_KEYS = 5**9
 """Number of per-suit keys."""
 MAX_MELDS = 4
@@ -237,6 +245,7 @@ _EXPECTED = {
     "WAITS": (np.uint32, (NUM_KEYS,)),
     "DIST": (np.uint64, (NUM_KEYS,)),
 }
+_log = logging.getLogger("sichuan_env")
 
 
 def cache_dir() -> Path:
@@ -247,15 +256,57 @@ def cache_dir() -> Path:
     return Path.home() / ".cache" / "sichuan_env"
 
 
+def digest(tables: dict[str, np.ndarray]) -> str:
+    """SHA-256 (hex) of the tables' bytes, in the fixed order of ``_EXPECTED``."""
+    h = hashlib.sha256()
+    for name in _EXPECTED:
+        h.update(np.ascontiguousarray(tables[name]).data)
+    return h.hexdigest()
+
+
+class CorruptCacheError(Exception):
+    """A cache file that exists but cannot be trusted."""
+
+
+def _read_member(zf: zipfile.ZipFile, name: str) -> np.ndarray:
+    """One ``.npy`` member, its header checked before any data is read."""
+    dtype, shape = _EXPECTED[name]
+    with zf.open(f"{name}.npy") as fp:
+        version = np.lib.format.read_magic(fp)
+        if version == (1, 0):
+            got_shape, fortran, got_dtype = np.lib.format.read_array_header_1_0(fp)
+        elif version == (2, 0):
+            got_shape, fortran, got_dtype = np.lib.format.read_array_header_2_0(fp)
+        else:
+            raise CorruptCacheError(f"{name}: .npy format version {version}")
+        if got_dtype != np.dtype(dtype) or got_shape != shape or fortran:
+            raise CorruptCacheError(
+                f"{name}: {got_dtype}{got_shape}, expected {np.dtype(dtype)}{shape}"
+            )
+        out = np.empty(shape, dtype=dtype)  # writable: kernels with signatures need that
+        buf = memoryview(out).cast("B")
+        got = 0
+        while got < len(buf):
+            n = fp.readinto(buf[got:])
+            if not n:
+                raise CorruptCacheError(f"{name}: truncated after {got} of {len(buf)} bytes")
+            got += n
+    return out
+
+
 def _load(path: Path) -> dict[str, np.ndarray] | None:
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            out = {name: np.ascontiguousarray(data[name]) for name in _EXPECTED}
-    except (OSError, KeyError, ValueError, EOFError):
+    """The cached tables, None if there is no cache file; CorruptCacheError if untrustworthy."""
+    if not path.exists():
         return None
-    for name, (dtype, shape) in _EXPECTED.items():
-        if out[name].dtype != dtype or out[name].shape != shape:
-            return None
+    try:
+        with zipfile.ZipFile(path) as zf:
+            out = {name: _read_member(zf, name) for name in _EXPECTED}
+    except CorruptCacheError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a damaged file may raise anything (BadZipFile, ...)
+        raise CorruptCacheError(f"{type(exc).__name__}: {exc}") from None
+    if digest(out) != TABLES_SHA256:
+        raise CorruptCacheError("content does not match TABLES_SHA256")
     return out
 
 
@@ -271,15 +322,32 @@ def _save(path: Path, tables: dict[str, np.ndarray]) -> None:
 
 
 def get_tables() -> dict[str, np.ndarray]:
-    """Return the tables, loading them from the disk cache or building them once."""
+    """Return the tables, loading them from the disk cache or building them once.
+
+    A cache that cannot be trusted is reported in one ``WARNING`` line of the
+    ``sichuan_env`` logger and replaced by freshly built tables.
+    """
     global _tables
     if _tables is None:
         with _lock:
             if _tables is None:
                 path = cache_dir() / f"tables-v{VERSION}.npz"
-                tables = _load(path)
+                try:
+                    tables = _load(path)
+                except CorruptCacheError as exc:
+                    reason = " ".join(str(exc).split())[:200]
+                    _log.warning(
+                        "sichuan_env: table cache %s is corrupt (%s); rebuilding it", path, reason
+                    )
+                    tables = None
                 if tables is None:
                     tables = build_tables()
-                    _save(path, tables)
+                    if digest(tables) == TABLES_SHA256:
+                        _save(path, tables)
+                    else:  # the builder changed without TABLES_SHA256: never cache such tables
+                        _log.warning(
+                            "sichuan_env: built tables do not match tables.TABLES_SHA256 "
+                            "(update it and VERSION after changing a table)"
+                        )
                 _tables = tables
     return _tables

@@ -20,7 +20,7 @@ from ..kernels import fan as _fan
 from ..kernels import layout as L
 from ..kernels.agari import any_over_four
 from ..kernels.tables import get_tables
-from ..tiles import as_counts, count_error, echo, tile_index, tile_name, to_str
+from ..tiles import InputTypeError, as_counts, count_error, echo, tile_index, tile_name, to_str
 from .config import RuleConfig, kernel_rules
 
 MELD_KINDS = {"pong": L.MELD_PONG, "kong": L.MELD_KONG, "concealed_kong": L.MELD_CONCEALED_KONG}
@@ -60,11 +60,13 @@ def melds_array(melds: Sequence[MeldSpec], *, name: str = "melds") -> np.ndarray
     tuple or list), kind one of ``MELD_KINDS`` and tile ``"5p"`` or 0..26.
 
     Raises:
-        ValueError: naming the meld for anything else (numpy arrays, strings,
-            more than 4 melds, an unknown kind, a bad tile).
+        InputTypeError: (a TypeError and a ValueError) for a value of the wrong
+            type: a numpy array or string for ``melds``, a bool or float tile.
+        ValueError: naming the meld for a bad value: more than 4 melds, an
+            unknown kind, a tile outside 0..26.
     """
     if not isinstance(melds, (list, tuple)):
-        raise ValueError(
+        raise InputTypeError(
             f"{name} must be a list of (kind, tile) pairs such as [('pong', '5p')], "
             f"not {type(melds).__name__}"
         )
@@ -72,14 +74,15 @@ def melds_array(melds: Sequence[MeldSpec], *, name: str = "melds") -> np.ndarray
         raise ValueError(f"a hand has at most 4 melds, got {len(melds)}")
     out = np.zeros((4, 2), dtype=np.int8)
     for i, meld in enumerate(melds):
-        if not isinstance(meld, (tuple, list)) or len(meld) != 2:
+        if not isinstance(meld, (tuple, list)):
+            raise InputTypeError(f"meld {i} must be a (kind, tile) pair, got {echo(meld)}")
+        if len(meld) != 2:
             raise ValueError(f"meld {i} must be a (kind, tile) pair, got {echo(meld)}")
         kind, tile = meld
         code = MELD_KINDS.get(kind) if type(kind) is str else None
         if code is None:
-            raise ValueError(
-                f"meld {i}: kind must be one of {sorted(MELD_KINDS)}, got {echo(kind)}"
-            )
+            error = ValueError if isinstance(kind, str) else InputTypeError
+            raise error(f"meld {i}: kind must be one of {sorted(MELD_KINDS)}, got {echo(kind)}")
         index = _TILE_CODES.get(tile) if type(tile) is str else None
         out[i, 0] = code
         out[i, 1] = tile_index(tile, name=f"meld {i} tile") if index is None else index
@@ -152,7 +155,7 @@ def _context(*flags: object, has_melds: bool) -> int:
     """Check the win-context flags (booleans, no contradictions); pack them into ``CTX_*`` bits."""
     for name, flag in zip(_FLAG_NAMES, flags, strict=True):
         if not isinstance(flag, (bool, np.bool_)):
-            raise ValueError(f"{name} must be True or False, got {echo(flag)}")
+            raise InputTypeError(f"{name} must be True or False, got {echo(flag)}")
     self_draw, after_kong, kong_discard, robbing_kong, heavenly, earthly, last_tile = map(
         bool, flags
     )
@@ -205,11 +208,13 @@ def score_win(
         rules: the ruleset (fan cap, base points, optional extras).
 
     Raises:
+        InputTypeError: (a TypeError and a ValueError) for an argument of the wrong
+            type, e.g. ``self_draw="no"``, a numpy ``melds`` array, ``rules={}``.
         ValueError: for malformed tiles or melds, wrong sizes, more than four copies,
             or contradictory context flags.
     """
     if type(rules) is not RuleConfig and not isinstance(rules, RuleConfig):
-        raise ValueError(f"rules must be a RuleConfig, got {type(rules).__name__}")
+        raise InputTypeError(f"rules must be a RuleConfig, got {type(rules).__name__}")
     if type(melds) is tuple and not melds:  # the default: no melds
         packed = _NO_MELDS
         n_melds = 0
@@ -272,11 +277,12 @@ def best_wait_score(
     best (the lowest tile on ties), or None when the hand is not tenpai.
 
     Raises:
+        InputTypeError: (a TypeError and a ValueError) for an argument of the wrong type.
         ValueError: for malformed tiles or melds or a concealed part that is not
             13 tiles minus 3 per meld.
     """
     if not isinstance(rules, RuleConfig):
-        raise ValueError(f"rules must be a RuleConfig, got {type(rules).__name__}")
+        raise InputTypeError(f"rules must be a RuleConfig, got {type(rules).__name__}")
     counts, packed, n_melds = _prepare(concealed, melds, 13)
     fan, tile, base, roots = _fan.best_wait(
         counts, packed, n_melds, void_code(void), kernel_rules(rules), _T["FLAGS"], _T["WAITS"]
@@ -325,10 +331,12 @@ def score_win_batch(
         rules: the ruleset.
 
     Raises:
+        InputTypeError: (a TypeError and a ValueError) for an argument of the wrong
+            type, e.g. float ``melds`` or ``self_draw="no"``.
         ValueError: naming the first bad row.
     """
     if not isinstance(rules, RuleConfig):
-        raise ValueError(f"rules must be a RuleConfig, got {type(rules).__name__}")
+        raise InputTypeError(f"rules must be a RuleConfig, got {type(rules).__name__}")
     c = as_batch(concealed, name="concealed")
     if c.size and any_over_four(c.reshape(-1)):
         raise count_error(c, "concealed")
@@ -364,7 +372,7 @@ def _batch_melds(melds: object, n: int) -> np.ndarray:
         return np.zeros((n, 4, 2), dtype=np.int8)
     m = melds if isinstance(melds, np.ndarray) else np.asarray(melds)
     if m.dtype.kind not in "iu":
-        raise ValueError(
+        raise InputTypeError(
             f"melds must be an integer array of shape ({n}, 4, 2), got dtype {m.dtype}"
         )
     if m.shape != (n, 4, 2):
@@ -380,7 +388,7 @@ def _batch_flags(flags: object, n: int, name: str) -> np.ndarray:
         return np.full(n, bool(flags))
     arr = flags if isinstance(flags, np.ndarray) else np.asarray(flags)
     if arr.dtype != np.bool_:
-        raise ValueError(
+        raise InputTypeError(
             f"{name} must be True, False or a bool array of shape ({n},), got {echo(flags)}"
         )
     if arr.shape != (n,):
