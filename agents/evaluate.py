@@ -30,7 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from sichuan_env import PRESETS, RuleConfig
-from sichuan_env._cli import int_arg, path_problem
+from sichuan_env._cli import int_arg, path_problem, run
 from sichuan_env.envs.vector import VectorEnv
 
 from .base import Agent, check_seed, short
@@ -300,9 +300,8 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 def cli() -> int:
-    """Console-script entry point (``sichuan-eval``)."""
-    main()
-    return 0
+    """Console-script entry point (``sichuan-eval``): exit status, never a traceback."""
+    return run(main, "sichuan-eval")
 
 
 if __name__ == "__main__":

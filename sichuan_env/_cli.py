@@ -4,7 +4,9 @@ Every CLI of the project (``sichuan-play``, ``sichuan-replay``,
 ``sichuan-eval``, ``python -m sichuan_env``, ``benchmarks.*``) rejects bad
 usage with one ``argparse`` error line and exit status 2, never a traceback:
 numeric options go through ``int_arg`` / ``float_arg`` (``type=``), and
-output files are checked with ``path_problem`` before any work starts.
+output files are checked with ``path_problem`` before any work starts, and
+``run`` turns Ctrl-C and a closed output pipe (``| head``) into an exit
+status instead of a traceback.
 Imports nothing from the package, so any layer may use it.
 """
 
@@ -12,8 +14,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def int_arg(lo: int, hi: int | None = None) -> Callable[[str], int]:
@@ -71,3 +76,25 @@ def path_problem(path: Path) -> str | None:
     except OSError as exc:
         return f"cannot write {path}: {exc.strerror or exc}"
     return None
+
+
+def run(main: Callable[[], Any], prog: str) -> int:
+    """Call a CLI's ``main()`` as a console script: its exit status, never a traceback.
+
+    ``main`` returning an int is the status (anything else counts as 0); Ctrl-C
+    gives 130 with one line on stderr; a reader that went away (``| head``)
+    gives 1 quietly, as Unix tools do.
+    """
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        print(f"\n{prog}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        try:  # Python would report the broken pipe again when it flushes stdout at exit
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 1
+    return code if isinstance(code, int) and not isinstance(code, bool) else 0

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._cli import int_arg
+from ._cli import int_arg, run
 from .engine.actions import action_from_str
 from .envs.pettingzoo import AGENTS, raw_env
 from .envs.render import render_seat
@@ -187,5 +187,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def cli() -> int:
+    """Console-script entry point (``sichuan-play``): exit status, never a traceback."""
+    return run(main, "sichuan-play")
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli())

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ._cli import run
 from .engine.game import Game, IllegalActionError
 from .envs.render import render_seat
 
@@ -138,5 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     return replay(record, args.seat, wait=not args.all and args.file != "-", source=source)
 
 
+def cli() -> int:
+    """Console-script entry point (``sichuan-replay``): exit status, never a traceback."""
+    return run(main, "sichuan-replay")
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli())

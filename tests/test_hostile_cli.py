@@ -275,3 +275,27 @@ def test_replay_reads_a_bounded_amount(tmp_path, capsys, monkeypatch):
     big.write_text(json.dumps({"pad": "x" * (2 << 20)}))
     assert replay_main([str(big), "--all"]) == 1
     assert "larger than 1 MB" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX pipes")
+def test_a_reader_that_goes_away_is_no_traceback():
+    # `| true` closes the pipe before the CLI writes; each CLI stops with status 1, quietly
+    py = sys.executable
+    golden = str(GOLDEN[0])
+    commands = {
+        "evaluate": f"'{py}' -m agents.evaluate --walls 2 --quiet",
+        "replay": f"'{py}' -m sichuan_env.replay '{golden}' --all",
+        "play": f"yes 0 | '{py}' -m sichuan_env.play --seed 1",
+    }
+    procs = {
+        k: subprocess.Popen(
+            ["bash", "-c", f"{c} | true; exit ${{PIPESTATUS[-2]}}"],
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+        )
+        for k, c in commands.items()
+    }
+    for name, proc in procs.items():
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 1, (name, proc.returncode, err[-1000:])
+        assert b"Traceback" not in err, (name, err[-1000:])
