@@ -139,6 +139,7 @@ def expected_steps(record: dict) -> list[dict]:
                 }
             )
         return {
+            "legal": [] if game.is_over() else game.legal(),
             "wall": game.wall_left(),
             "scores": game.scores(),
             "to_act": game.to_act(),
@@ -147,6 +148,7 @@ def expected_steps(record: dict) -> list[dict]:
 
     out = [now()]
     for seat, action in record["actions"]:
+        out[-1]["chosen"] = action
         hands = game.state["hands"].astype(int)
         flag = -1
         if game.phase() == "turn" and action.startswith("discard "):
@@ -429,6 +431,10 @@ function extract() {
     stepno: document.getElementById('stepno').textContent,
     seats: [0, 1, 2, 3].map(seat),
     result: res.hidden ? null : q(res, 'tr.final td').map((e) => e.textContent),
+    payments: q(res, 'table.payments tr').length - 1,
+    settled: res.textContent.includes('Draw settlement'),
+    legal: q(document, '#decision ul.legal li').map((e) => e.textContent),
+    chosen: q(document, '#decision ul.legal li.chosen').map((e) => e.textContent),
   };
 }
 """
@@ -466,6 +472,8 @@ return arguments[0].map((n) => {
 def assert_page_shows(got: dict, exp: dict, where: str) -> None:
     """The page's text equals the engine's table (every seat's hand shown)."""
     assert int(got["wall"].split()[1]) == exp["wall"], where
+    assert got["legal"] == exp["legal"], where
+    assert got["chosen"] == ([exp["chosen"]] if exp["legal"] else []), where
     for s in range(4):
         g, e = got["seats"][s], exp["seats"][s]
         assert g["hand_text"] == e["hand_text"], (where, s)
@@ -536,6 +544,8 @@ def test_page_agrees_with_the_engine_at_every_step_of_every_golden_record(browse
             assert (got["result"] is None) == (n != len(exp) - 1)
             checked += 1
         assert [int(x) for x in got["result"]] == rec["result"]["scores"], path.name
+        assert got["payments"] == len(rec["result"]["payments"]), path.name
+        assert got["settled"] == ("settlement" in rec["result"]), path.name
     assert checked >= sum(len(_load(p)["actions"]) + 2 for p in GOLDEN)
 
 
