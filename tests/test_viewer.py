@@ -356,6 +356,7 @@ def test_cli_writes_a_page_and_an_index(tmp_path, capsys):
         ("GOLDEN", ["--seat", "7"], 2, "--seat"),
         ("GOLDEN", ["--agent", "nobody"], 2, "--agent"),
         ("GOLDEN", ["--agent-seats", "1"], 2, "--agent"),
+        ("GOLDEN", ["-o", "SELF"], 2, "overwrite"),
     ],
 )
 def test_cli_errors_are_one_line(tmp_path, capsys, content, args, code, needle):
@@ -365,6 +366,7 @@ def test_cli_errors_are_one_line(tmp_path, capsys, content, args, code, needle):
     elif content is not None:
         path.write_text(content, encoding="utf-8")
     argv = [str(path), "-o", str(tmp_path / "o.html"), *args]
+    argv = [str(path) if a == "SELF" else a for a in argv]
     if code == 2:
         with pytest.raises(SystemExit) as exc:
             viewer_main(argv)

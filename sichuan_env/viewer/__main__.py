@@ -144,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {out_dir / 'index.html'} and {len(entries)} of {len(files)} pages")
         return 1 if failed else 0
     out = args.output if args.output is not None else Path(src.with_suffix(".html").name)
+    if out.exists() and src.exists() and out.resolve() == src.resolve():
+        p.error(f"-o {out} would overwrite the record itself")
     entry = _one(src, out, args.seat, annotator)
     if entry is None:
         return 1
