@@ -27,6 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sichuan_env.tiles import InputTypeError, echo
+
 from .base import Agent, check_seed
 
 Factory = Callable[[int | None], Agent]
@@ -45,7 +47,7 @@ def _resolve_ref(ref: Any, what: str) -> Callable[..., Any]:
     """A callable, or the object a ``"module:attr.attr"`` string names (imported now)."""
     obj = ref if callable(ref) else _import_ref(ref)
     if not callable(obj):
-        raise TypeError(f"{what} {ref!r} is not callable")
+        raise TypeError(f"{what} {echo(ref)} is not callable")
     return obj
 
 
@@ -62,7 +64,9 @@ def _check_ref(ref: object, arg: str) -> None:
     if callable(ref):
         return
     if not isinstance(ref, str) or not re.fullmatch(r"[\w.]+:[\w.]+", ref):
-        raise ValueError(f"{arg} must be a callable or a 'module:attribute' string, got {ref!r}")
+        raise ValueError(
+            f"{arg} must be a callable or a 'module:attribute' string, got {echo(ref)}"
+        )
 
 
 def register(name: str, factory: Factory | str, *, replace: bool = False) -> None:
@@ -79,7 +83,8 @@ def register(name: str, factory: Factory | str, *, replace: bool = False) -> Non
     """
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ValueError(
-            f"an agent name is letters, digits, '_' and '-' starting with a letter, got {name!r}"
+            "an agent name is letters, digits, '_' and '-' starting with a letter, "
+            f"got {echo(name)}"
         )
     _check_ref(factory, "factory")
     if name in _FACTORIES and not replace:
@@ -99,9 +104,9 @@ def register_loader(match: Match, loader: Loader | str) -> None:
     """
     if isinstance(match, str):
         if not match.startswith(".") or len(match) < 2 or os.sep in match:
-            raise ValueError(f"a loader suffix starts with '.', such as '.pt', got {match!r}")
+            raise ValueError(f"a loader suffix starts with '.', such as '.pt', got {echo(match)}")
     elif not callable(match):
-        raise ValueError(f"match must be a suffix or a predicate, got {match!r}")
+        raise ValueError(f"match must be a suffix or a predicate, got {echo(match)}")
     _check_ref(loader, "loader")
     _LOADERS.append((match, loader))
 
@@ -156,13 +161,13 @@ def make_agent(spec: str | os.PathLike, seed: int | None = None) -> Agent:
         path = Path(spec)
         loader = _loader_for(path)
         if loader is None:
-            raise ValueError(f"unknown agent {str(spec)!r}; {describe()}")
+            raise ValueError(f"unknown agent {echo(str(spec))}; {describe()}")
         if not path.is_file():
-            raise ValueError(f"checkpoint {str(spec)!r} is not a file")
+            raise ValueError(f"checkpoint {echo(str(spec))} is not a file; {describe()}")
         agent = _resolve_ref(loader, "loader")(path, seed)
-        what = f"loader of {str(spec)!r}"
+        what = f"loader of {echo(str(spec))}"
     else:
-        raise ValueError(
+        raise InputTypeError(
             f"an agent spec is a name or a path, got {type(spec).__name__}; {describe()}"
         )
     if not isinstance(agent, Agent):
@@ -172,3 +177,4 @@ def make_agent(spec: str | os.PathLike, seed: int | None = None) -> Agent:
 
 register("random", "agents.random_agent:RandomAgent")
 register("heuristic", "agents.heuristic:HeuristicAgent")
+import agents.checkpoints  # noqa: F401  (registers bc, ppo and the .pt loader, lazily)
