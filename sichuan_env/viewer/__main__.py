@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .._cli import run
 from .agent import AgentAnnotator, load_agent
 from .build import render_index, render_page
 from .snapshot import validate_record
@@ -112,7 +113,7 @@ def _one(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console entry point (``sichuan-viewer``); returns the exit status."""
+    """Parse ``argv``, write the page(s); returns the exit status (see the module docstring)."""
     p = _parser()
     args = p.parse_args(argv)
     annotator = None
@@ -153,5 +154,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def cli() -> int:
+    """Console-script entry point (``sichuan-viewer``): exit status, never a traceback."""
+    return run(main, PROG)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli())
