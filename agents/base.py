@@ -18,7 +18,8 @@ integer or bool dtype with entries 0/1 and one of the two shapes of the
 agent's version, masks of an integer or bool dtype with entries 0/1, 88
 columns, and at least one legal action per row. A bad argument raises
 ``ValueError`` naming the argument (and the row, in a batch) and what was
-expected; nothing is changed. Subclasses implement ``_act_batch`` (and may
+expected (``InputTypeError``, a ``ValueError`` too, for a wrong type or
+dtype); nothing is changed. Subclasses implement ``_act_batch`` (and may
 override ``_act`` for a faster single decision) on checked arrays; an answer
 the mask does not allow (a bug in the subclass) raises ``RuntimeError``
 instead of reaching the env.
@@ -32,6 +33,7 @@ import numpy as np
 
 from sichuan_env.encoding import observation as O
 from sichuan_env.engine.actions import ACTION_SPACE
+from sichuan_env.tiles import InputTypeError, echo
 
 
 @runtime_checkable
@@ -53,12 +55,6 @@ class Agent(Protocol):
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """One legal action id per row, ``int64[N]``."""
         ...
-
-
-def short(x: object, limit: int = 80) -> str:
-    """``repr(x)`` cut to ``limit`` characters, so error messages stay one short line."""
-    text = repr(x)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _kind_ok(a: np.ndarray) -> bool:
@@ -85,12 +81,12 @@ def check_masks(masks: object, *, batch: bool, arg: str = "masks") -> np.ndarray
         if isinstance(masks, (list, tuple)):
             masks = np.asarray(masks)
         else:
-            raise ValueError(f"{arg} must be a numpy array, got {type(masks).__name__}")
+            raise InputTypeError(f"{arg} must be a numpy array, got {type(masks).__name__}")
     want = f"(N, {ACTION_SPACE})" if batch else f"({ACTION_SPACE},)"
     if masks.ndim != (2 if batch else 1) or masks.shape[-1] != ACTION_SPACE:
         raise ValueError(f"{arg} must have shape {want}, got {masks.shape}")
     if not _kind_ok(masks):
-        raise ValueError(f"{arg} must have an integer or bool dtype, got {masks.dtype}")
+        raise InputTypeError(f"{arg} must have an integer or bool dtype, got {masks.dtype}")
     if masks.dtype != np.int8 and masks.dtype != np.bool_:
         bad = (masks != 0) & (masks != 1)
         if bad.any():
@@ -126,13 +122,13 @@ def check_observations(obs: object, version: int, *, batch: bool, arg: str = "ob
         if isinstance(obs, (list, tuple)):
             obs = np.asarray(obs)
         else:
-            raise ValueError(f"{arg} must be a numpy array, got {type(obs).__name__}")
+            raise InputTypeError(f"{arg} must be a numpy array, got {type(obs).__name__}")
     rows = (O.obs_rows(version, False), O.obs_rows(version, True))
     want = " or ".join(f"({'N, ' if batch else ''}{r}, 27)" for r in rows)
     if obs.ndim != (3 if batch else 2) or obs.shape[-2] not in rows or obs.shape[-1] != 27:
         raise ValueError(f"{arg} must have shape {want} (observation v{version}), got {obs.shape}")
     if not _kind_ok(obs):
-        raise ValueError(f"{arg} must have an integer or bool dtype, got {obs.dtype}")
+        raise InputTypeError(f"{arg} must have an integer or bool dtype, got {obs.dtype}")
     if obs.dtype != np.uint8 and obs.dtype != np.bool_:
         bad = (obs != 0) & (obs != 1)
         if bad.any():
@@ -154,7 +150,7 @@ def check_seed(seed: object, arg: str = "seed") -> int | None:
     if seed is None:
         return None
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"{arg} must be None or a non-negative integer, got {short(seed)}")
+        raise InputTypeError(f"{arg} must be None or a non-negative integer, got {echo(seed)}")
     if seed < 0:
         raise ValueError(f"{arg} must be None or a non-negative integer, got {seed}")
     return int(seed)

@@ -32,8 +32,9 @@ from rich.table import Table
 from sichuan_env import PRESETS, RuleConfig
 from sichuan_env._cli import int_arg, path_problem, run
 from sichuan_env.envs.vector import VectorEnv
+from sichuan_env.tiles import InputTypeError, echo
 
-from .base import Agent, check_seed, short
+from .base import Agent, check_seed
 from .registry import describe, make_agent
 
 MAX_WALLS = 100_000
@@ -42,16 +43,22 @@ CHUNK_WALLS = 2048
 """Walls played together in one VectorEnv (bounds the env's memory)."""
 
 
+def _check_lineup(lineup: object) -> None:
+    if not isinstance(lineup, (list, tuple)):
+        raise InputTypeError(f"a lineup is a list of 4 agents, got {echo(lineup)}")
+    if len(lineup) != 4:
+        raise ValueError(f"a lineup names 4 agents, got {echo(lineup)}")
+    if not all(isinstance(x, str) for x in lineup):
+        raise InputTypeError(f"lineup entries are agent names or paths (str), got {echo(lineup)}")
+
+
 def make_lineup_agents(lineup: list[str], seed: int = 0) -> dict[str, Agent]:
     """One agent per distinct lineup entry, seeded ``seed + k`` in sorted order.
 
     Raises:
         ValueError: for a lineup that is not 4 entries, or an entry the registry does not know.
     """
-    if not isinstance(lineup, (list, tuple)) or len(lineup) != 4:
-        raise ValueError(f"a lineup names 4 agents, got {short(lineup)}")
-    if not all(isinstance(x, str) for x in lineup):
-        raise ValueError(f"lineup entries are agent names or paths (str), got {short(lineup)}")
+    _check_lineup(lineup)
     seed = check_seed(seed)
     return {name: make_agent(name, seed=seed + k) for k, name in enumerate(sorted(set(lineup)))}
 
@@ -116,14 +123,17 @@ def play_duplicate(
         ValueError: for a bad lineup, wall count, seed or agent.
     """
     if isinstance(walls, bool) or not isinstance(walls, (int, np.integer)):
-        raise ValueError(f"walls must be an integer, got {short(walls)}")
+        raise InputTypeError(f"walls must be an integer, got {echo(walls)}")
     if not 1 <= walls <= MAX_WALLS:
         raise ValueError(f"walls must be in 1..{MAX_WALLS}, got {walls}")
+    _check_lineup(lineup)
+    seed = check_seed(seed)
+    if not isinstance(rules, RuleConfig):
+        raise InputTypeError(f"rules must be a RuleConfig, got {type(rules).__name__}")
     if agents is None:
         agents = make_lineup_agents(lineup, seed)
-    elif set(agents) != set(lineup):
+    elif not isinstance(agents, Mapping) or set(agents) != set(lineup):
         raise ValueError(f"agents must map exactly the lineup entries {sorted(set(lineup))}")
-    seed = check_seed(seed)
     wall_seeds = np.random.default_rng(seed).integers(0, 2**62, size=walls)
     records: list[tuple[int, int, dict]] = []
     columns = (TextColumn("hands"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())

@@ -29,6 +29,7 @@ from .engine.actions import action_from_str
 from .envs.pettingzoo import AGENTS, raw_env
 from .envs.render import render_seat
 from .rules.config import PRESETS, RuleConfig
+from .tiles import InputTypeError, echo
 
 READ_ERRORS = (EOFError, OSError, RuntimeError)
 """What reading a line can raise when input is over (``RuntimeError``: stdin closed)."""
@@ -118,10 +119,14 @@ def play(
     Raises:
         ValueError: for a bad seat, seed or opponents.
     """
-    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < 4:
-        raise ValueError(f"seat must be 0..3, got {seat!r}")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise ValueError(f"seed must be None or a non-negative integer, got {seed!r}")
+    if isinstance(seat, bool) or not isinstance(seat, int):
+        raise InputTypeError(f"seat must be an integer 0..3, got {echo(seat)}")
+    if not 0 <= seat < 4:
+        raise ValueError(f"seat must be 0..3, got {seat}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise InputTypeError(f"seed must be None or a non-negative integer, got {echo(seed)}")
+    if seed is not None and seed < 0:
+        raise ValueError(f"seed must be None or a non-negative integer, got {seed}")
     bots = list(make_bots(["heuristic"], seed) if opponents is None else opponents)
     _check_bots(bots)
     env = raw_env(rules)

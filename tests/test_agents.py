@@ -1,6 +1,7 @@
 """Baseline agents: legal choices, the heuristic's rules of thumb on real states, a duplicate match."""
 
 import numpy as np
+import pytest
 
 import sichuan_env
 from agents import Agent, HeuristicAgent, RandomAgent
@@ -95,3 +96,26 @@ def test_heuristic_beats_random_in_a_duplicate_match(tmp_path):
     assert h["points_per_hand"] - h["ci95"] > r["points_per_hand"] + r["ci95"]
     assert h["win_rate"] > 0.5 > r["win_rate"]
     assert (tmp_path / "eval.json").exists()
+
+
+def test_play_duplicate_rejects_bad_arguments():
+    from agents.evaluate import play_duplicate
+
+    lineup = ["heuristic", "random", "random", "random"]
+    rules = sichuan_env.RuleConfig()
+    bad_calls = [
+        (["heuristic", "random", "random"], 1, rules, 0, None, "4 agents"),
+        ([*lineup[:3], 5], 1, rules, 0, None, "str"),
+        (lineup, 0, rules, 0, None, "walls"),
+        (lineup, True, rules, 0, None, "walls"),
+        (lineup, 2.0, rules, 0, None, "walls"),
+        (lineup, 1, rules, -1, None, "seed"),
+        (lineup, 1, "xuezhan", 0, None, "rules"),
+        (lineup, 1, rules, 0, {"heuristic": HeuristicAgent()}, "lineup entries"),
+        (["heuristic", "nobody", "random", "random"], 1, rules, 0, None, "unknown agent"),
+    ]
+    for lu, walls, r, seed, agents, words in bad_calls:
+        with pytest.raises(ValueError, match=words):
+            play_duplicate(lu, walls, r, seed, progress=False, agents=agents)
+    records = play_duplicate(lineup, 1, rules, 0, progress=False)
+    assert sorted((w, rot) for w, rot, _ in records) == [(0, 0), (0, 1), (0, 2), (0, 3)]

@@ -234,3 +234,12 @@ def test_a_buggy_agent_cannot_hand_out_an_illegal_action():
     with pytest.raises(RuntimeError, match="shape"):
         WrongShape().act_batch(_obs(n=2), _mask(0, n=2))
     assert OffByOne().act_batch(_obs(n=1), _mask(3, 4)[None]).tolist() == [4]
+
+
+def test_wrong_types_are_type_errors_too():
+    h = HeuristicAgent()
+    for obs, mask in ((None, _mask(0)), (_obs(), "hu"), (_obs(dtype=np.float32), _mask(0))):
+        with pytest.raises(TypeError):
+            h.act(obs, mask)
+    with pytest.raises(TypeError):
+        RandomAgent("3")
