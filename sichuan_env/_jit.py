@@ -179,9 +179,21 @@ _IMPORT = re.compile(
 _file_info: dict[Path, tuple[bytes, list[str]]] = {}  # path -> (sha256, imported module names)
 
 
+_paths: dict[str, Path | None] = {}  # module name -> source file
+_stamps: dict[str, tuple[str, str]] = {}  # module name -> source stamp
+
+
 def _module_path(name: str) -> Path | None:
     """The source file of module ``name`` of an already imported top-level package."""
-    top = sys.modules.get(name.partition(".")[0])
+    if name not in _paths:
+        top = sys.modules.get(name.partition(".")[0])
+        if top is None:
+            return None  # not cached: the package may be imported later
+        _paths[name] = _find_path(name, top)
+    return _paths[name]
+
+
+def _find_path(name: str, top: Any) -> Path | None:
     top_file = getattr(top, "__file__", None)
     if not top_file:
         return None
@@ -233,6 +245,8 @@ def _source_stamp(py_func: Callable[..., Any]) -> tuple[str, str] | None:
     start = _module_path(module)
     if start is None:
         return None
+    if module in _stamps:
+        return _stamps[module]
     seen: dict[Path, str] = {}
     todo = [(module, start)]
     while todo:
@@ -255,4 +269,5 @@ def _source_stamp(py_func: Callable[..., Any]) -> tuple[str, str] | None:
     for key, path in sorted(("/".join(p.parts[-2:]), p) for p in seen):
         if path in _file_info:
             h.update(key.encode() + b"\0" + _file_info[path][0])
-    return ("sha256-imports", h.hexdigest())
+    _stamps[module] = ("sha256-imports", h.hexdigest())
+    return _stamps[module]
