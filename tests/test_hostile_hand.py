@@ -169,6 +169,31 @@ def sweep_signed_counts() -> int:
     return calls
 
 
+def sweep_trusted_kernels() -> int:
+    """The kernels the engine calls without validation stay inside their tables on any uint8."""
+    from sichuan_env import RuleConfig
+    from sichuan_env.kernels import agari, fan
+    from sichuan_env.kernels import shanten as sh
+    from sichuan_env.kernels.tables import get_tables
+
+    t_ = get_tables()
+    rules = RuleConfig().as_array().copy()
+    no_melds = np.zeros((4, 2), np.int8)
+    calls = 0
+    answers = set()
+    for t in range(27):
+        for value in range(5, 256):
+            c = _hand_with(t, value)
+            assert agari.is_win(c, t_["FLAGS"]) is False
+            assert agari.waits_mask(c, -1, t_["WAITS"]) == 0
+            answers.add(sh.shanten(c, -1, t_["DIST"]))  # meaningless, but one fixed value
+            assert fan.score(c, no_melds, 0, -1, 0, rules, t_["FLAGS"])[0] == -1
+            assert fan.best_wait(c, no_melds, 0, -1, rules, t_["FLAGS"], t_["WAITS"])[0] == -1
+            calls += 5
+    assert len(answers) == 1, answers
+    return calls
+
+
 def _run_sweep(name: str) -> str:
     code = f"import {Path(__file__).stem} as t; print('calls', t.{name}())"
     path = os.pathsep.join(p for p in (str(TESTS), os.environ.get("PYTHONPATH", "")) if p)
@@ -196,6 +221,10 @@ def test_every_count_at_every_tile_and_word_offset_batches():
 def test_negative_and_extreme_counts():
     per_tile = 130 * (len(SINGLE) + len(BATCH)) + 2 * len(SINGLE)
     assert _run_sweep("sweep_signed_counts").split() == ["calls", str(27 * per_tile)]
+
+
+def test_trusted_kernels_never_read_outside_their_tables():
+    assert _run_sweep("sweep_trusted_kernels").split() == ["calls", str(27 * 251 * 5)]
 
 
 def test_any_over_four_every_byte_at_every_offset():
