@@ -147,8 +147,8 @@ def make_agent(spec: str | os.PathLike, seed: int | None = None) -> Agent:
         An object satisfying the ``Agent`` protocol.
 
     Raises:
-        ValueError: for an unknown name, a path no loader accepts, a missing
-            checkpoint file, or a bad seed (the message lists the registered names).
+        ValueError: for an unknown name, a path no loader accepts, a missing or
+            unreadable checkpoint file, or a bad seed (the message lists the registered names).
         TypeError: when a factory or loader returns something that is not an Agent.
     """
     seed = check_seed(seed)
@@ -164,7 +164,10 @@ def make_agent(spec: str | os.PathLike, seed: int | None = None) -> Agent:
             raise ValueError(f"unknown agent {echo(str(spec))}; {describe()}")
         if not path.is_file():
             raise ValueError(f"checkpoint {echo(str(spec))} is not a file; {describe()}")
-        agent = _resolve_ref(loader, "loader")(path, seed)
+        try:
+            agent = _resolve_ref(loader, "loader")(path, seed)
+        except OSError as exc:  # an unreadable checkpoint is bad input, not a crash
+            raise ValueError(f"cannot read checkpoint {echo(str(spec))}: {exc}") from exc
         what = f"loader of {echo(str(spec))}"
     else:
         raise InputTypeError(

@@ -112,6 +112,14 @@ def test_checkpoint_loaders_by_suffix_and_predicate(clean_registry, tmp_path):
         with pytest.raises(ValueError):
             registry.register_loader(bad, load)
 
+    def unreadable(path, seed):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    registry.register_loader(".locked", unreadable)
+    (tmp_path / "a.locked").write_text("x")
+    with pytest.raises(ValueError, match="cannot read checkpoint"):
+        registry.make_agent(tmp_path / "a.locked")
+
 
 def test_evaluate_and_play_take_registered_agents(clean_registry, capsys):
     # no special case for any name: a new registration works in both CLIs
