@@ -263,7 +263,7 @@ class TorchAgent(BaseAgent):
         """
         m = check_masks(mask, batch=False, arg="mask")
         o = check_observations(obs, self.obs_version, batch=False)
-        probs = torch.softmax(self._logits(o[None], m[None]), dim=1)[0].double().numpy()
+        probs = torch.softmax(self._logits(o[None], m[None]).double(), dim=1)[0].numpy()
         probs[m == 0] = 0.0
         return probs
 
