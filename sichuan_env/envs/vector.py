@@ -298,6 +298,14 @@ class VectorEnv:
         Raises:
             TypeError, ValueError: a bad slot, or no hand has ended in that slot yet.
         """
+        return self.last_game(i).record()
+
+    def last_game(self, i: int) -> Game:
+        """A ``Game`` replaying the last hand that ended in slot ``i`` (over; a copy).
+
+        Raises:
+            TypeError, ValueError: a bad slot, or no hand has ended in that slot yet.
+        """
         i = self._slot(i)
         n = int(self._last_log[i, 0])
         if self._hand_no[i] == 0 or n == 0:
@@ -305,7 +313,7 @@ class VectorEnv:
         game = Game(self.rules, seed=int(self._last_seed[i]))
         for code in self._last_log[i, 1 : n + 1]:
             game.step_id(int(code) % 128)
-        return game.record()
+        return game
 
     def game(self, i: int) -> Game:
         """A ``Game`` replaying the hand now running in slot ``i``.
