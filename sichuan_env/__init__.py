@@ -9,6 +9,8 @@ The public hand API::
 Rules follow ``RULES.md`` (shipped as ``docs/rules.md``).
 """
 
+from importlib.metadata import PackageNotFoundError, version
+
 from .engine import Game, IllegalActionError, check_invariants
 from .envs.pettingzoo import env, raw_env
 from .hand import is_win, is_win_batch, shanten, shanten_batch, waits, waits_batch, waits_mask
@@ -23,7 +25,10 @@ from .rules import (
 )
 from .tiles import parse, tile_index, tile_name, to_str
 
-__version__ = "0.1.0"
+try:
+    __version__ = version("sichuan-env")  # single source: pyproject.toml [project] version
+except PackageNotFoundError:  # a source tree that was never pip-installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "PRESETS",
