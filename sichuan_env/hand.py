@@ -89,8 +89,8 @@ def _raise(status: int, counts: np.ndarray, func: str, row: int | None = None) -
 # The single-call facades try the kernel first: its explicit signature accepts
 # only a writable C-contiguous uint8[:], and numba's dispatch raises for
 # anything else (TypeError; ValueError for an empty list), which is then
-# converted (and validated) by ``as_counts``. The
-# kernel itself rejects a wrong length, any count above 4 and a wrong size.
+# converted (and validated) by ``as_counts``. The kernel itself rejects a
+# wrong length, any count above 4 and a wrong size.
 
 
 def is_win(counts: object) -> bool:
