@@ -180,4 +180,6 @@ def make_agent(spec: str | os.PathLike, seed: int | None = None) -> Agent:
 
 register("random", "agents.random_agent:RandomAgent")
 register("heuristic", "agents.heuristic:HeuristicAgent")
+register("value", "agents.population:ValueAgent")
+register("defensive", "agents.population:DefensiveAgent")
 import agents.checkpoints  # noqa: F401  (registers bc, ppo and the .pt loader, lazily)
