@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sichuan_env import Game, IllegalActionError, RuleConfig
-from sichuan_env.engine.records import record_schema, validate_record
+from sichuan_env.engine.records import END_NAMES, record_schema, validate_record
+from sichuan_env.kernels.layout import BASE_NAMES, EXTRA_NAMES
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = sorted((ROOT / "tests" / "data" / "golden").glob("*.json"))
@@ -31,6 +32,16 @@ def test_the_published_schema_is_the_one_the_package_uses():
 def test_schema_rules_are_the_rule_config_fields():
     fields = {f.name for f in dataclasses.fields(RuleConfig) if f.init}
     assert set(record_schema()["properties"]["rules"]["properties"]) == fields
+
+
+def test_schema_names_are_the_engine_tables():
+    """A new base pattern, extra or end reason needs its name in the schema too: this test says so."""
+    win = record_schema()["$defs"]["win"]["properties"]
+    assert tuple(win["base"]["enum"]) == BASE_NAMES
+    assert tuple(win["extras"]["items"]["enum"]) == EXTRA_NAMES
+    assert set(record_schema()["properties"]["result"]["properties"]["end"]["enum"]) == set(
+        END_NAMES.values()
+    )
 
 
 @pytest.mark.parametrize("name", sorted(RECORDS))
