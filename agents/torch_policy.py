@@ -29,11 +29,110 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+import numba
+import numpy as np
 import torch
 from torch import nn
 
+from sichuan_env._jit import njit
 from sichuan_env.encoding import observation as O
 from sichuan_env.engine.actions import ACTION_SPACE
+from sichuan_env.kernels.shanten import shanten
+from sichuan_env.kernels.tables import get_tables
+
+from .heuristic import _hand_of, _ukeire, _void_of
+
+SH_BINS = 6
+"""Shanten one-hot bins: -1 (complete), 0 (tenpai), 1, 2, 3, 4 or more."""
+AUX_PER_TILE = SH_BINS + 2
+AUX_SIZE = 27 * AUX_PER_TILE + 3 * SH_BINS
+"""Length of the ``aux_features`` vector."""
+
+
+@njit
+def _bin(out, at: int, sh: int) -> None:
+    out[at + min(max(sh + 1, 0), SH_BINS - 1)] = 1.0
+
+
+@njit
+def _aux_one(obs, dist, out) -> None:
+    """Hand-analysis features of one observation (v1 public rows), written to ``out``.
+
+    Per tile type ``t`` (own turn, ``3k+2`` tiles): the shanten after
+    discarding ``t`` (one-hot), its ukeire (unseen tiles that lower it) / 20,
+    and whether a kong of ``t`` keeps the shanten. Globally: the shanten of a
+    ``3k+1`` hand, and after ponging / konging the claimable tile.
+    """
+    hand = np.zeros(27, dtype=np.uint8)
+    _hand_of(obs, hand)
+    void = _void_of(obs)
+    unseen = np.zeros(27, dtype=np.int64)
+    n = 0
+    for t in range(27):
+        seen = 0
+        for k in range(4):
+            seen += obs[O.VISIBLE + k, t] != 0
+        unseen[t] = 4 - seen
+        n += hand[t]
+    g = 27 * AUX_PER_TILE
+    if n % 3 == 2:
+        now = shanten(hand, void, dist)
+        for t in range(27):
+            if hand[t] == 0:
+                continue
+            hand[t] -= 1
+            sh, uk = _ukeire(hand, void, unseen, dist)
+            _bin(out, t * AUX_PER_TILE, sh)
+            out[t * AUX_PER_TILE + SH_BINS] = min(uk / 20.0, 1.0)
+            k = 4 if hand[t] == 3 else 1
+            if hand[t] + 1 >= k:
+                hand[t] -= k - 1
+                out[t * AUX_PER_TILE + SH_BINS + 1] = shanten(hand, void, dist) <= now
+                hand[t] += k - 1
+            hand[t] += 1
+    elif n % 3 == 1:
+        now = shanten(hand, void, dist)
+        _bin(out, g, now)
+        c = -1
+        for t in range(27):
+            if obs[O.CLAIM, t]:
+                c = t
+        if c >= 0 and hand[c] >= 2:
+            hand[c] -= 2
+            best = 99
+            for d in range(27):
+                if hand[d] > 0:
+                    hand[d] -= 1
+                    best = min(best, shanten(hand, void, dist))
+                    hand[d] += 1
+            hand[c] += 2
+            if best < 99:
+                _bin(out, g + SH_BINS, best)
+            if hand[c] >= 3:
+                hand[c] -= 3
+                _bin(out, g + 2 * SH_BINS, shanten(hand, void, dist))
+                hand[c] += 3
+
+
+@njit(parallel=True)
+def _aux_batch(obs, dist, out) -> None:
+    for i in numba.prange(obs.shape[0]):
+        _aux_one(obs[i], dist, out[i])
+
+
+def aux_features(obs: np.ndarray) -> np.ndarray:
+    """``float32[N, AUX_SIZE]`` hand-analysis features of v1 observations ``uint8[N, rows, 27]``.
+
+    The quantities the heuristic ranks its choices by (shanten and ukeire
+    after each discard, shanten after a claim), handed to the network as
+    inputs so that it need not rediscover shanten arithmetic from planes.
+    """
+    obs = np.ascontiguousarray(obs, dtype=np.uint8)
+    out = np.zeros((len(obs), AUX_SIZE), dtype=np.float32)
+    if len(obs):
+        _aux_batch(obs, get_tables()["DIST"], out)
+    return out
+
 
 ARCHS = ("mlp", "conv")
 """Trunk kinds: ``mlp`` (the shipped one) and ``conv`` (conv1d over the 27 tile columns)."""
@@ -50,6 +149,7 @@ class PolicyConfig:
         layers: trunk layers.
         oracle_critic: add a critic over the oracle view (training only).
         critic_hidden: width of the oracle critic's two hidden layers.
+        aux: also read ``aux_features`` (shanten / ukeire analysis; observation v1 only).
     """
 
     obs_version: int = 1
@@ -58,6 +158,7 @@ class PolicyConfig:
     layers: int = 3
     oracle_critic: bool = False
     critic_hidden: int = 256
+    aux: bool = False
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -107,7 +208,7 @@ class PolicyConfig:
         unknown = sorted(str(k) for k in set(data) - known)
         if unknown:
             raise ValueError(f"unknown architecture fields {unknown}; known: {sorted(known)}")
-        missing = sorted(known - set(data))
+        missing = sorted(known - set(data) - {"aux"})  # aux came later: default False
         if missing:
             raise ValueError(f"architecture fields missing: {missing}")
         return cls(**data)
@@ -154,9 +255,10 @@ class PolicyNet(nn.Module):
         c = self.config
         rows = c.public_rows
         if c.arch == "mlp":
-            self.trunk: nn.Module = _mlp(rows * 27, c.hidden, c.layers)
+            self.trunk: nn.Module = _mlp(rows * 27 + (AUX_SIZE if c.aux else 0), c.hidden, c.layers)
         else:
             self.trunk = _ConvTrunk(rows, c.hidden, c.layers)
+        self.aux_in = nn.Linear(AUX_SIZE, c.hidden) if c.aux and c.arch == "conv" else None
         self.policy = nn.Linear(c.hidden, ACTION_SPACE)
         self.value = nn.Linear(c.hidden, 1)
         self.critic: nn.Module | None = None
@@ -168,20 +270,37 @@ class PolicyNet(nn.Module):
         nn.init.orthogonal_(self.policy.weight, 0.01)
         nn.init.orthogonal_(self.value.weight, 1.0)
 
-    def _features(self, obs: torch.Tensor) -> torch.Tensor:
+    def aux_of(self, obs: torch.Tensor) -> torch.Tensor | None:
+        """The ``aux_features`` of ``obs`` when the architecture reads them, else None."""
+        if not self.config.aux:
+            return None
+        return torch.from_numpy(aux_features(obs[:, : self.config.public_rows].numpy()))
+
+    def _features(self, obs: torch.Tensor, aux: torch.Tensor | None) -> torch.Tensor:
         x = obs[:, : self.config.public_rows].float()
+        if self.config.aux and aux is None:
+            aux = self.aux_of(obs)
         if self.config.arch == "mlp":
             x = x.flatten(1)
-        return self.trunk(x)
+            if aux is not None:
+                x = torch.cat([x, aux], dim=1)
+            return self.trunk(x)
+        h = self.trunk(x)
+        return h + self.aux_in(aux) if self.aux_in is not None and aux is not None else h
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(logits float[B, 88], value float[B])`` of public or oracle observations."""
-        h = self._features(obs)
+    def forward(
+        self, obs: torch.Tensor, aux: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(logits float[B, 88], value float[B])`` of public or oracle observations.
+
+        ``aux``: precomputed ``aux_features`` (computed here when needed and not given).
+        """
+        h = self._features(obs, aux)
         return self.policy(h), self.value(h).squeeze(-1)
 
-    def logits(self, obs: torch.Tensor) -> torch.Tensor:
+    def logits(self, obs: torch.Tensor, aux: torch.Tensor | None = None) -> torch.Tensor:
         """Action logits only (no value): what acting needs."""
-        return self.policy(self._features(obs))
+        return self.policy(self._features(obs, aux))
 
     def oracle_value(self, oracle_obs: torch.Tensor) -> torch.Tensor:
         """The centralised critic's value of oracle observations ``uint8[B, oracle_rows, 27]``.

@@ -3,8 +3,8 @@
     python -m benchmarks.train            # about a minute
     python -m benchmarks.train --quick
 
-With the shipped architecture (``agents.torch_policy.PolicyConfig``
-defaults, or ``--checkpoint``'s), measures:
+With the shipped architecture (the shipped ``ppo`` checkpoint's, else a
+fresh net of the same shape; or ``--checkpoint``'s), measures:
 
 - **PPO end to end**: decisions per second of ``train.ppo`` iterations
   (collect ``--envs`` x ``--steps`` decisions with the learner in every seat,
@@ -31,12 +31,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.torch_agent import TorchAgent, load_network
+from agents.torch_agent import SHIPPED_DIR, TorchAgent, load_network
 from agents.torch_policy import PolicyConfig, PolicyNet, count_parameters
 from benchmarks.common import check_json_arg, log, print_table, write_results
 from sichuan_env._cli import float_arg, int_arg
 from sichuan_env.envs.vector import VectorEnv
 from train import ppo
+
+SHIPPED_ARCH = PolicyConfig(aux=True)
+"""The shipped agents' architecture (used when no checkpoint is shipped or given)."""
 
 
 def bench_ppo(net: PolicyNet, envs: int, steps: int, budget: float, threads: int) -> dict:
@@ -105,13 +108,15 @@ def main(argv: list[str] | None = None) -> dict:
     check_json_arg(p, args.json)
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    if args.checkpoint is not None:
+    shipped = SHIPPED_DIR / "ppo.pt"
+    path = args.checkpoint or (shipped if shipped.is_file() else None)
+    if path is not None:
         try:
-            net, _ = load_network(args.checkpoint)
+            net, _ = load_network(path)
         except ValueError as exc:
             p.error(f"--checkpoint: {exc}")
     else:
-        net = PolicyNet(PolicyConfig())
+        net = PolicyNet(SHIPPED_ARCH)
     budget = 2.0 if args.quick else args.budget
     log(f"PPO end to end ({args.envs} envs x {args.steps} steps per iteration) ...")
     ppo_fig = bench_ppo(net.train(), args.envs, args.steps, budget, args.threads)

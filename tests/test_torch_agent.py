@@ -180,3 +180,28 @@ def test_torch_agent_in_the_aec_env_vector_env_and_evaluate(tmp_path):
     records = play_duplicate(lineup, 2, RuleConfig(), progress=False)
     s = summarize(lineup, records, 2)
     assert s[str(path)]["seat_hands"] == 8
+
+
+def test_aux_features_rank_discards_as_the_heuristic_does():
+    from agents import HeuristicAgent
+    from agents.torch_policy import AUX_PER_TILE, SH_BINS, aux_features
+
+    venv = VectorEnv(256, seed=4)
+    obs, mask, _ = venv.reset()
+    h = HeuristicAgent()
+    checked = 0
+    for _ in range(120):
+        acts = h.act_batch(obs, mask)
+        feats = aux_features(obs)
+        for i in np.flatnonzero((acts < 27) & (mask[:, 27:].sum(1) == 0)):
+            legal = np.flatnonzero(mask[i, :27])
+            per = feats[i, : 27 * AUX_PER_TILE].reshape(27, AUX_PER_TILE)
+            sh = per[legal, :SH_BINS].argmax(1)
+            uk = per[legal, SH_BINS]
+            best = legal[(sh == sh.min())]
+            assert acts[i] in best  # the heuristic's discard has the lowest shanten bin
+            top = best[uk[sh == sh.min()] == uk[sh == sh.min()].max()]
+            assert acts[i] in top or per[acts[i], SH_BINS] == 1.0  # ... and the most ukeire
+            checked += 1
+        obs, mask, _, _, _, _ = venv.step(acts)
+    assert checked > 1000

@@ -41,7 +41,7 @@ def test_bc_of_the_heuristic_runs_end_to_end_and_resumes(tmp_path):
     run = tmp_path / "bc"
     args = ["--run", str(run), "--envs", "32", "--chunk-steps", "16", "--chunks", "2"]
     args += ["--hidden", "32", "--layers", "1", "--val-decisions", "500", "--threads", "1"]
-    args += ["--quiet", "--lr", "3e-3"]
+    args += ["--quiet", "--lr", "3e-3", "--aux"]
     bc.main([*args, "--epochs", "3"])
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["epoch"] for r in rows] == [1, 2, 3]
@@ -51,6 +51,7 @@ def test_bc_of_the_heuristic_runs_end_to_end_and_resumes(tmp_path):
     assert [r["epoch"] for r in rows] == [1, 2, 3, 4]
     agent = TorchAgent.load(run / "best.pt")
     assert agent.meta["method"] == "bc" and agent.meta["teacher"] == "heuristic"
+    assert agent.net.config.aux
     obs = np.zeros((83, 27), np.uint8)
     mask = np.zeros(88, np.int8)
     mask[[1, 2]] = 1

@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agents.torch_agent import load_network
-from agents.torch_policy import PolicyConfig, PolicyNet
+from agents.torch_policy import AUX_SIZE, PolicyConfig, PolicyNet, aux_features
 from sichuan_env.envs.vector import VectorEnv
 from train import ppo
 
@@ -69,11 +69,11 @@ def test_one_update_on_64_envs_changes_the_parameters_with_finite_losses():
     from agents.heuristic import HeuristicAgent
 
     torch.manual_seed(0)
-    net = PolicyNet(PolicyConfig(hidden=64, layers=2, oracle_critic=True))
-    ref = PolicyNet(PolicyConfig(hidden=64, layers=2))
+    net = PolicyNet(PolicyConfig(hidden=64, layers=2, oracle_critic=True, aux=True))
+    ref = PolicyNet(PolicyConfig(hidden=64, layers=2, aux=True))
     venv = VectorEnv(64, seed=2, oracle=True)
     coll = ppo.Collector(net, venv, [("heuristic", HeuristicAgent())], 0.5, 1.0, 0.125, seed=0)
-    buf = ppo.Buffer(64 * 200, 83, 150)
+    buf = ppo.Buffer(64 * 200, 83, 150, AUX_SIZE)
     coll.collect(200, buf)
     n = buf.n
     assert 2000 < n < 64 * 200  # forced decisions and the heuristic's seats are not stored
@@ -81,6 +81,7 @@ def test_one_update_on_64_envs_changes_the_parameters_with_finite_losses():
     assert (buf.masks[:n].sum(1) > 1).all()
     assert buf.dones[:n].any() and (buf.rewards[:n] != 0).any()
     assert coll.hand_points["heuristic"]  # pool hands were played and scored
+    np.testing.assert_array_equal(buf.aux[:n], aux_features(buf.obs[:n]))  # stored features
     before = {k: p.detach().clone() for k, p in net.named_parameters()}
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     stats = ppo.ppo_update(net, opt, buf, _args(), ref, True, np.random.default_rng(0))
@@ -95,7 +96,7 @@ def test_a_run_resumes_where_it_stopped(tmp_path):
     run = tmp_path / "run"
     common = ["--run", str(run), "--envs", "16", "--steps", "8", "--hidden", "32", "--layers", "1"]
     common += ["--threads", "1", "--quiet", "--eval-every", "2", "--eval-walls", "2"]
-    ppo.main([*common, "--iterations", "2", "--pool-frac", "0.5", "--oracle-critic"])
+    ppo.main([*common, "--iterations", "2", "--pool-frac", "0.5", "--oracle-critic", "--aux"])
     net1, doc1 = load_network(run / "last.pt")
     assert doc1["iteration"] == 2 and doc1["method"] == "ppo"
     ppo.main([*common, "--iterations", "3", "--resume"])
@@ -103,7 +104,7 @@ def test_a_run_resumes_where_it_stopped(tmp_path):
     assert [r["iteration"] for r in rows] == [1, 2, 3]
     assert "eval_points_per_hand" in rows[1] and (run / "best.pt").is_file()
     net2, doc2 = load_network(run / "last.pt")
-    assert doc2["iteration"] == 3 and net2.config.oracle_critic
+    assert doc2["iteration"] == 3 and net2.config.oracle_critic and net2.config.aux
     assert any(not torch.equal(a, b) for a, b in zip(net1.parameters(), net2.parameters(), strict=True))  # fmt: skip
     with pytest.raises(SystemExit):
         ppo.main([*common, "--iterations", "4", "--resume", "--init", str(run / "last.pt")])

@@ -66,9 +66,15 @@ def teacher_stream(
         yield np.concatenate(o_buf), np.concatenate(m_buf), np.concatenate(a_buf)
 
 
-def bc_loss(net: PolicyNet, obs: torch.Tensor, masks: torch.Tensor, actions: torch.Tensor):
+def bc_loss(
+    net: PolicyNet,
+    obs: torch.Tensor,
+    masks: torch.Tensor,
+    actions: torch.Tensor,
+    aux: torch.Tensor | None = None,
+):
     """``(cross-entropy of the masked policy, accuracy)`` of a batch."""
-    logits = masked_logits(net.logits(obs), masks)
+    logits = masked_logits(net.logits(obs, aux), masks)
     loss = F.cross_entropy(logits, actions)
     acc = (logits.argmax(dim=1) == actions).float().mean()
     return loss, acc
@@ -84,6 +90,7 @@ def fit_chunk(
 ) -> tuple[float, float, int]:
     """Train on one chunk; returns ``(mean loss, mean accuracy, samples seen)``."""
     obs, masks, actions = (torch.from_numpy(x) for x in data)
+    aux = net.aux_of(obs)  # computed once per chunk, not once per pass
     n = len(actions)
     losses, accs, seen = [], [], 0
     net.train()
@@ -91,7 +98,9 @@ def fit_chunk(
         order = torch.from_numpy(rng.permutation(n))
         for lo in range(0, n, batch):
             idx = order[lo : lo + batch]
-            loss, acc = bc_loss(net, obs[idx], masks[idx], actions[idx])
+            loss, acc = bc_loss(
+                net, obs[idx], masks[idx], actions[idx], None if aux is None else aux[idx]
+            )
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
@@ -109,10 +118,11 @@ def evaluate(
     """``(loss, accuracy)`` on held-out decisions."""
     net.eval()
     obs, masks, actions = (torch.from_numpy(x) for x in data)
+    aux = net.aux_of(obs)
     total_loss, correct = 0.0, 0.0
     for lo in range(0, len(actions), 4096):
         s = slice(lo, lo + 4096)
-        loss, acc = bc_loss(net, obs[s], masks[s], actions[s])
+        loss, acc = bc_loss(net, obs[s], masks[s], actions[s], None if aux is None else aux[s])
         total_loss += loss.item() * len(actions[s])
         correct += acc.item() * len(actions[s])
     net.train()
@@ -157,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hidden", type=int, default=PolicyConfig.hidden)
     p.add_argument("--layers", type=int, default=PolicyConfig.layers)
     p.add_argument("--arch", default="mlp", choices=("mlp", "conv"))
+    p.add_argument("--aux", action="store_true", help="also read the shanten/ukeire features")
     p.add_argument("--val-decisions", type=int, default=20000)
     p.add_argument("--threads", type=int, default=2, help="torch threads")
     p.add_argument("--seed", type=int, default=0)
@@ -188,7 +199,9 @@ def main(argv: list[str] | None = None) -> dict:
     if args.resume:
         net, opt, counters, _ = load_run(args.run, make_opt)
     else:
-        net = PolicyNet(PolicyConfig(arch=args.arch, hidden=args.hidden, layers=args.layers))
+        net = PolicyNet(
+            PolicyConfig(arch=args.arch, hidden=args.hidden, layers=args.layers, aux=args.aux)
+        )
         opt = make_opt(net)
         counters = {"epoch": 0, "samples": 0, "decisions": 0, "wall_clock_s": 0.0, "best_acc": 0.0}
     log = MetricLog(args.run / "metrics.jsonl", args.run / "tb" if args.tensorboard else None)

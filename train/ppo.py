@@ -60,7 +60,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from agents.base import Agent
 from agents.heuristic import HeuristicAgent
 from agents.torch_agent import TorchAgent, load_network
-from agents.torch_policy import PolicyConfig, PolicyNet, masked_logits
+from agents.torch_policy import AUX_SIZE, PolicyConfig, PolicyNet, masked_logits
 from sichuan_env import PRESETS, RuleConfig
 from sichuan_env._jit import njit
 from sichuan_env.encoding.registry import get as get_obs_version
@@ -106,8 +106,9 @@ def gae(rewards, values, dones, next_idx, boot, gamma, lam, adv, ret) -> None:
 class Buffer:
     """The stored decisions of one rollout (at most ``cap``), linked into seat-trajectories."""
 
-    def __init__(self, cap: int, rows: int, oracle_rows: int) -> None:
+    def __init__(self, cap: int, rows: int, oracle_rows: int, aux: int = 0) -> None:
         self.obs = np.zeros((cap, rows, 27), dtype=np.uint8)
+        self.aux = np.zeros((cap, aux), dtype=np.float32) if aux else None
         self.oracle = np.zeros((cap, oracle_rows, 27), dtype=np.uint8) if oracle_rows else None
         self.masks = np.zeros((cap, 88), dtype=np.int8)
         self.actions = np.zeros(cap, dtype=np.int64)
@@ -213,7 +214,8 @@ class Collector:
                     raise ValueError("rollout buffer too small for steps x envs decisions")
                 o = torch.from_numpy(obs[rows, : self.rows])
                 m = torch.from_numpy(mask[rows])
-                logits, value = self.net(o)
+                aux = self.net.aux_of(o)
+                logits, value = self.net(o, aux)
                 if self.oracle:
                     value = self.net.oracle_value(torch.from_numpy(obs[rows]))
                 logp_all = torch.log_softmax(masked_logits(logits, m), dim=1)
@@ -222,6 +224,8 @@ class Collector:
                 buf.obs[k] = obs[rows, : self.rows]
                 if buf.oracle is not None:
                     buf.oracle[k] = obs[rows]
+                if buf.aux is not None and aux is not None:
+                    buf.aux[k] = aux.numpy()
                 buf.masks[k] = mask[rows]
                 buf.actions[k] = a.numpy()
                 buf.logp[k] = logp_all.gather(1, a[:, None]).squeeze(1).numpy()
@@ -298,6 +302,7 @@ def ppo_update(
     n = buf.n
     obs = torch.from_numpy(buf.obs[:n])
     oracle = torch.from_numpy(buf.oracle[:n]) if buf.oracle is not None else None
+    aux = torch.from_numpy(buf.aux[:n]) if buf.aux is not None else net.aux_of(obs)
     masks = torch.from_numpy(buf.masks[:n])
     actions = torch.from_numpy(buf.actions[:n])
     old_logp = torch.from_numpy(buf.logp[:n])
@@ -310,7 +315,8 @@ def ppo_update(
         order = torch.from_numpy(rng.permutation(n))
         for lo in range(0, n, args.minibatch):
             idx = order[lo : lo + args.minibatch]
-            logits, value = net(obs[idx])
+            aux_b = None if aux is None else aux[idx]
+            logits, value = net(obs[idx], aux_b)
             if oracle is not None:
                 value = net.oracle_value(oracle[idx])
             legal = masks[idx] != 0
@@ -328,7 +334,9 @@ def ppo_update(
             kl_ref = torch.zeros(())
             if ref is not None:
                 with torch.no_grad():
-                    ref_logits = masked_logits(ref.logits(obs[idx]), masks[idx])
+                    ref_logits = masked_logits(
+                        ref.logits(obs[idx], aux_b if ref.config.aux else None), masks[idx]
+                    )
                     ref_logp = torch.log_softmax(ref_logits, 1).masked_fill(~legal, 0.0)
                 kl_ref = (p_all * (logp_all - ref_logp)).sum(1).mean()
             loss = args.vf_coef * v_loss
@@ -388,6 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
     a("--eval-walls", type=int, default=100)
     a("--hidden", type=int, default=PolicyConfig.hidden)
     a("--layers", type=int, default=PolicyConfig.layers)
+    a("--aux", action="store_true", help="read the shanten/ukeire features (without --init)")
     a("--threads", type=int, default=2, help="torch threads")
     a("--seed", type=int, default=0)
     a("--resume", action="store_true")
@@ -415,7 +424,9 @@ def _check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
 def initial_net(args: argparse.Namespace) -> PolicyNet:
     """A fresh network, or the ``--init`` checkpoint's (with a fresh oracle critic if asked)."""
     if args.init is None:
-        cfg = PolicyConfig(hidden=args.hidden, layers=args.layers, oracle_critic=args.oracle_critic)
+        cfg = PolicyConfig(
+            hidden=args.hidden, layers=args.layers, oracle_critic=args.oracle_critic, aux=args.aux
+        )
         return PolicyNet(cfg)
     src, _ = load_network(args.init)
     cfg = PolicyConfig(**{**src.config.to_dict(), "oracle_critic": args.oracle_critic})
@@ -461,7 +472,10 @@ def main(argv: list[str] | None = None) -> dict:
         net, venv, pool, args.pool_frac, args.pool_heuristic, args.reward_scale,
         args.seed + counters["iteration"],
     )  # fmt: skip
-    buf = Buffer(args.envs * args.steps, net.config.public_rows, venv.obs_shape[0] if net.config.oracle_critic else 0)  # fmt: skip
+    buf = Buffer(
+        args.envs * args.steps, net.config.public_rows,
+        venv.obs_shape[0] if net.config.oracle_critic else 0, AUX_SIZE if net.config.aux else 0,
+    )  # fmt: skip
     rng = np.random.default_rng(args.seed + counters["iteration"])
     log = MetricLog(args.run / "metrics.jsonl", args.run / "tb" if args.tensorboard else None)
     meta = {"rules": rules.to_dict(), "method": "ppo", "command": command_line(), "commit": git_commit()}  # fmt: skip
