@@ -1,0 +1,292 @@
+"""The belief-model report: AUC, calibration and top-1 waits of a model against the baselines.
+
+    python -m train.belief_report agents/checkpoints/belief.pt --data /work/data/heur-test
+        --json docs/belief_report.json --plots docs
+
+Reads a dataset folder (``train.make_dataset``, observation v2) and scores
+``BeliefModel`` and the count/rule baselines (``train.belief_baselines``) on
+the same rows:
+
+| head | rows scored | label |
+| --- | --- | --- |
+| tenpai | opponents not yet won | ``tenpai`` |
+| waits | the 27 tiles of each tenpai opponent (pooled) | ``waits`` |
+| hand | the 27 tiles of each opponent not yet won (pooled) | ``hand > 0`` |
+| deal_in | own-turn decisions, each legal discard tile | any opponent's ``deal_in > 0`` |
+
+Metrics: ROC AUC (rank based, ties averaged), expected calibration error
+(``ece``: 15 equal-width bins, weighted by count), the positive rate, and for
+waits the top-1 accuracy (the most probable tile is a wait). Prints a table,
+writes JSON (``--json``) and ROC / calibration plots (``--plots DIR``:
+``belief_roc.png``, ``belief_calibration.png``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sichuan_env._cli import run
+from sichuan_env.engine.actions import DISCARD
+
+from . import belief_baselines
+from .dataset import iter_batches, read_meta
+
+HEAD_NAMES = ("tenpai", "waits", "hand", "deal_in")
+ECE_BINS = 15
+
+
+def auc(y: np.ndarray, score: np.ndarray) -> float:
+    """ROC AUC of scores for binary labels (Mann–Whitney; tied scores share their mean rank).
+
+    Raises:
+        ValueError: different lengths, or only one class present.
+    """
+    y = np.asarray(y).astype(bool).ravel()
+    s = np.asarray(score, dtype=np.float64).ravel()
+    if y.shape != s.shape:
+        raise ValueError(f"labels {y.shape} and scores {s.shape} differ")
+    pos = int(y.sum())
+    neg = y.size - pos
+    if pos == 0 or neg == 0:
+        raise ValueError("AUC needs both positive and negative labels")
+    order = np.argsort(s, kind="mergesort")
+    sorted_s = s[order]
+    # Average rank (1-based) of each group of tied scores.
+    starts = np.flatnonzero(np.r_[True, sorted_s[1:] != sorted_s[:-1]])
+    ends = np.r_[starts[1:], s.size]
+    avg = (starts + ends + 1) / 2.0
+    ranks = np.empty(s.size)
+    ranks[order] = np.repeat(avg, ends - starts)
+    return float((ranks[y].sum() - pos * (pos + 1) / 2.0) / (pos * neg))
+
+
+def ece(y: np.ndarray, p: np.ndarray, bins: int = ECE_BINS) -> float:
+    """Expected calibration error: sum over equal-width bins of ``n_b / n * |mean(p) - mean(y)|``.
+
+    A probability of exactly 1 falls in the last bin.
+
+    Raises:
+        ValueError: different lengths, no rows, or probabilities outside [0, 1].
+    """
+    y = np.asarray(y, dtype=np.float64).ravel()
+    p = np.asarray(p, dtype=np.float64).ravel()
+    if y.shape != p.shape or y.size == 0:
+        raise ValueError(
+            f"labels {y.shape} and probabilities {p.shape} must match and be non-empty"
+        )
+    if p.min() < 0 or p.max() > 1:
+        raise ValueError("probabilities must lie in [0, 1]")
+    b = np.minimum((p * bins).astype(np.int64), bins - 1)
+    n = np.bincount(b, minlength=bins)
+    gap = np.abs(np.bincount(b, p, bins) - np.bincount(b, y, bins))
+    return float(gap.sum() / y.size) if n.sum() else 0.0
+
+
+def reliability(y: np.ndarray, p: np.ndarray, bins: int = ECE_BINS) -> dict[str, list[float]]:
+    """Per bin: mean probability, positive rate and count (bins with rows only)."""
+    y = np.asarray(y, dtype=np.float64).ravel()
+    p = np.asarray(p, dtype=np.float64).ravel()
+    b = np.minimum((p * bins).astype(np.int64), bins - 1)
+    n = np.bincount(b, minlength=bins)
+    keep = n > 0
+    return {
+        "mean_p": (np.bincount(b, p, bins)[keep] / n[keep]).tolist(),
+        "rate": (np.bincount(b, y, bins)[keep] / n[keep]).tolist(),
+        "count": n[keep].tolist(),
+    }
+
+
+def targets(batch: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``{head: (label, scored)}`` boolean arrays in the heads' shapes (see the table above)."""
+    active = batch["active"].astype(bool)
+    tenpai = batch["tenpai"].astype(bool)
+    own_turn = batch["mask"][:, DISCARD : DISCARD + 27] == 1
+    return {
+        "tenpai": (tenpai, active),
+        "waits": (batch["waits"] > 0, np.repeat(tenpai[:, :, None], 27, axis=2)),
+        "hand": (batch["hand"] > 0, np.repeat(active[:, :, None], 27, axis=2)),
+        "deal_in": ((batch["deal_in"] > 0).any(axis=1), own_turn),
+    }
+
+
+def _top1(pred: np.ndarray, waits: np.ndarray, tenpai: np.ndarray) -> tuple[int, int]:
+    best = pred.argmax(axis=2)  # [N, 3]
+    hit = np.take_along_axis(waits > 0, best[:, :, None], axis=2)[:, :, 0]
+    return int(hit[tenpai].sum()), int(tenpai.sum())
+
+
+def collect(
+    folder: str | Path, model: Any | None, batch_size: int = 4096, max_rows: int | None = None
+) -> dict[str, Any]:
+    """Labels and every predictor's probabilities on the scored rows of a dataset folder.
+
+    Returns:
+        ``{"labels": {head: y}, "preds": {head: {name: p}}, "top1": {name: [hits, n]},
+        "rows": decisions read}``; the model is named ``"model"``.
+    """
+    meta = read_meta(folder)
+    if meta["obs_version"] != 2:
+        raise ValueError(
+            f"{folder}: the report needs observation v2 data, got v{meta['obs_version']}"
+        )
+    labels: dict[str, list[np.ndarray]] = {h: [] for h in HEAD_NAMES}
+    preds: dict[str, dict[str, list[np.ndarray]]] = {h: {} for h in HEAD_NAMES}
+    top1: dict[str, list[int]] = {}
+    rows = 0
+    for batch in iter_batches(folder, batch_size):
+        tg = targets(batch)
+        by_name = belief_baselines.predict(batch["obs"])
+        if model is not None:
+            out = model.predict(batch["obs"])
+            for h in HEAD_NAMES:
+                by_name[h] = {"model": out[h], **by_name[h]}
+        for h in HEAD_NAMES:
+            y, scored = tg[h]
+            labels[h].append(y[scored])
+            for name, p in by_name[h].items():
+                preds[h].setdefault(name, []).append(np.asarray(p, dtype=np.float32)[scored])
+        tenpai = batch["tenpai"].astype(bool)
+        for name, p in by_name["waits"].items():
+            hits, n = _top1(p, batch["waits"], tenpai)
+            acc = top1.setdefault(name, [0, 0])
+            acc[0] += hits
+            acc[1] += n
+        rows += len(batch["obs"])
+        if max_rows is not None and rows >= max_rows:
+            break
+    return {
+        "labels": {h: np.concatenate(v) for h, v in labels.items()},
+        "preds": {h: {k: np.concatenate(v) for k, v in d.items()} for h, d in preds.items()},
+        "top1": top1,
+        "rows": rows,
+    }
+
+
+def score(data: dict[str, Any]) -> dict[str, Any]:
+    """AUC, ECE, positive rate and counts per head and predictor (and top-1 waits)."""
+    out: dict[str, Any] = {"rows": data["rows"], "heads": {}}
+    for h in HEAD_NAMES:
+        y = data["labels"][h]
+        head: dict[str, Any] = {
+            "n": int(y.size),
+            "positive_rate": float(y.mean()) if y.size else 0.0,
+        }
+        for name, p in data["preds"][h].items():
+            entry = {"auc": auc(y, p), "ece": ece(y, p), "reliability": reliability(y, p)}
+            if h == "waits":
+                hits, n = data["top1"][name]
+                entry["top1"] = hits / max(n, 1)
+            head[name] = entry
+        out["heads"][h] = head
+    return out
+
+
+def print_table(report: dict[str, Any]) -> None:
+    """The report as a rich table: one row per head and predictor."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"belief report ({report['rows']} decisions)")
+    for col in ("head", "predictor", "scored", "positives", "AUC", "ECE", "top-1"):
+        table.add_column(col, justify="left" if col in ("head", "predictor") else "right")
+    for h, head in report["heads"].items():
+        for name, e in head.items():
+            if not isinstance(e, dict):
+                continue
+            top = f"{e['top1']:.3f}" if "top1" in e else ""
+            table.add_row(
+                h, name, str(head["n"]), f"{head['positive_rate']:.3f}",
+                f"{e['auc']:.4f}", f"{e['ece']:.4f}", top,
+            )  # fmt: skip
+    Console().print(table)
+
+
+def plot(data: dict[str, Any], report: dict[str, Any], out_dir: Path) -> list[Path]:
+    """ROC curves and reliability diagrams, one panel per head; returns the PNG paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    roc_fig, roc_axes = plt.subplots(1, 4, figsize=(16, 4.2))
+    cal_fig, cal_axes = plt.subplots(1, 4, figsize=(16, 4.2))
+    for ax_r, ax_c, h in zip(roc_axes, cal_axes, HEAD_NAMES, strict=True):
+        y = data["labels"][h].astype(bool)
+        for name, p in data["preds"][h].items():
+            fpr, tpr = _roc(y, p)
+            a = report["heads"][h][name]["auc"]
+            ax_r.plot(fpr, tpr, label=f"{name} ({a:.3f})")
+            rel = report["heads"][h][name]["reliability"]
+            e = report["heads"][h][name]["ece"]
+            ax_c.plot(rel["mean_p"], rel["rate"], "o-", ms=3, label=f"{name} (ECE {e:.3f})")
+        for ax, xl, yl in ((ax_r, "false positive rate", "true positive rate"),
+                           (ax_c, "predicted probability", "observed rate")):  # fmt: skip
+            ax.plot([0, 1], [0, 1], ":", color="grey")
+            ax.set_title(h)
+            ax.set_xlabel(xl)
+            ax.set_ylabel(yl)
+            ax.legend(fontsize=7, loc="lower right")
+    paths = [out_dir / "belief_roc.png", out_dir / "belief_calibration.png"]
+    for fig, path in zip((roc_fig, cal_fig), paths, strict=True):
+        fig.tight_layout()
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+    return paths
+
+
+def _roc(y: np.ndarray, p: np.ndarray, points: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    order = np.argsort(-p, kind="mergesort")
+    ys = y[order]
+    tp = np.r_[0, np.cumsum(ys)]
+    fp = np.r_[0, np.cumsum(~ys)]
+    pick = np.unique(np.linspace(0, ys.size, points).astype(np.int64))
+    return fp[pick] / max(fp[-1], 1), tp[pick] / max(tp[-1], 1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point."""
+    p = argparse.ArgumentParser(prog="python -m train.belief_report", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p.add_argument("checkpoint", help='a belief checkpoint (.pt), "belief" (shipped) or "none"')
+    p.add_argument("--data", type=Path, required=True, help="a dataset folder (observation v2)")
+    p.add_argument("--json", type=Path, help="write the report here")
+    p.add_argument(
+        "--plots", type=Path, help="write belief_roc.png and belief_calibration.png here"
+    )
+    p.add_argument("--max-rows", type=int, help="read at most this many decisions")
+    p.add_argument("--threads", type=int, default=2)
+    args = p.parse_args(argv)
+    model = None
+    try:
+        if args.checkpoint != "none":
+            import torch
+
+            from agents.belief_model import BeliefModel
+
+            torch.set_num_threads(max(1, args.threads))
+            model = BeliefModel.load(args.checkpoint)
+        data = collect(args.data, model, max_rows=args.max_rows)
+        report = score(data)
+    except ValueError as exc:
+        p.error(str(exc))
+    report["checkpoint"] = args.checkpoint
+    report["data"] = str(args.data)
+    print_table(report)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    if args.plots:
+        for path in plot(data, report, args.plots):
+            print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run(main, "train.belief_report"))
