@@ -237,7 +237,7 @@ def test_vector_env_arguments_and_order():
     with pytest.raises(TypeError, match="RuleConfig"):
         VectorEnv(2, rules="xuezhan")
     with pytest.raises(ValueError, match="observation version"):
-        VectorEnv(2, obs_version=99)
+        VectorEnv(2, obs_version=12345)
     v = VectorEnv(3, seed=0)
     v.reset()
     for bad, exc in (
