@@ -23,7 +23,7 @@ from .rules import (
     score_win,
     score_win_batch,
 )
-from .tiles import parse, tile_index, tile_name, to_str
+from .tiles import InputTypeError, parse, tile_index, tile_name, to_str
 
 try:
     __version__ = version("sichuan-env")  # single source: pyproject.toml [project] version
@@ -34,6 +34,7 @@ __all__ = [
     "PRESETS",
     "Game",
     "IllegalActionError",
+    "InputTypeError",
     "RuleConfig",
     "WinScore",
     "WinScores",

@@ -21,7 +21,6 @@ NUM_TILES = 108
 """Tiles in the wall: four copies of each type."""
 SUITS = "mps"
 """Suit letters in index order: m = 万 characters, p = 筒 dots, s = 条 bamboo."""
-COUNTS_DTYPE = np.dtype(np.uint8)
 """The dtype of a hand's count vector."""
 MAX_ECHO = 60
 """Most characters of a caller's input that an error message repeats."""

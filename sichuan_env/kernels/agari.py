@@ -126,13 +126,6 @@ def win_from_keys(k0: int, k1: int, k2: int, n: int, odd: int, flags: np.ndarray
 
 
 @njit
-def is_win(counts: np.ndarray, flags: np.ndarray) -> bool:
-    """Shape completeness of a ``3k + 2`` concealed part (standard or seven pairs)."""
-    k0, k1, k2, n0, n1, n2, odd = scan(counts)
-    return win_from_keys(k0, k1, k2, n0 + n1 + n2, odd, flags)
-
-
-@njit
 def _suit_waits(w: np.uint32, residue: int, others_complete: int) -> int:
     """Ranks of one suit that complete the hand, given the other two suits' state."""
     if not others_complete:

@@ -3,7 +3,7 @@
 The plain kernels trust their input (the engine only feeds them valid
 hands). The single-call wrappers check the length, the counts and the hand
 size in the same pass and report a status instead of a wrong answer:
-``BAD_COUNT`` (-1): some count exceeds 4; ``BAD_SIZE`` (-2): a length other
+``BAD_COUNT``: some count exceeds 4; ``BAD_SIZE``: a length other
 than 27 or a tile count the function does not accept. They have explicit
 signatures, so any other argument type raises ``TypeError`` at dispatch
 (which the facades turn into a conversion), and they hold the GIL:
@@ -24,10 +24,9 @@ from numba import types
 
 from .._jit import njit
 from .agari import mask_to_row, row_key, scan, waits_from_keys, win_from_flags, win_from_keys
+from .layout import BAD_COUNT, BAD_SIZE
 from .shanten import shanten_from_words
 
-BAD_COUNT = -1
-BAD_SIZE = -2
 MAX_CONCEALED = 14
 SHANTEN_STATUS = -100
 """``shanten_code`` reports a status ``s`` as ``s + SHANTEN_STATUS`` (shanten itself can be -1)."""

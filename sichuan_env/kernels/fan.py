@@ -19,6 +19,9 @@ import numpy as np
 from .._jit import njit
 from .agari import scan, waits_mask
 from .layout import (
+    BAD_COUNT,
+    BAD_MELD,
+    BAD_SIZE,
     BASE_FAN,
     BONUS_FAN,
     CTX_AFTER_KONG,
@@ -212,14 +215,6 @@ def score(
     if cap > 0 and fan > cap:
         fan = cap
     return fan, best_base, roots_counted, extras
-
-
-BAD_COUNT = -2
-"""``score_code``: a concealed count above 4, or more than 4 copies with the melds."""
-BAD_SIZE = -3
-"""``score_code``: not 27 counts, or not ``size - 3 * n_melds`` concealed tiles."""
-BAD_MELD = -4
-"""``score_code``: an unknown meld kind or a meld tile outside 0..26."""
 
 
 @njit(nogil=False)

@@ -46,6 +46,12 @@ R_FLOWER_PIG_PAYS = RULE_FIELDS.index("flower_pig_pays")
 BONUS_NONE, BONUS_BASE, BONUS_FAN = 0, 1, 2
 KFD_SELF_DRAW, KFD_DISCARDER = 0, 1
 
+# Status codes of the validating kernels (``checked.py``, ``fan.score_code``): negative,
+# so they never collide with a result; -1 stays free for "not a win".
+BAD_COUNT = -2  # a count above 4 (or more than 4 copies with the melds)
+BAD_SIZE = -3  # a length other than 27, or a tile count the function does not accept
+BAD_MELD = -4  # an unknown meld kind or a meld tile outside 0..26
+
 # Meld kinds (a meld is a row (kind, tile)); 0 marks an empty row.
 MELD_NONE = 0
 MELD_PONG = 1
