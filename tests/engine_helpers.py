@@ -52,7 +52,7 @@ def scripted(game: Game, script: list[tuple[int, str]]) -> Game:
     for seat, action in script:
         assert game.to_act() == seat, (seat, action, game.to_act(), game.legal())
         game.step(action)
-        check_invariants(game.state)
+        check_invariants(game)
     return game
 
 

@@ -43,7 +43,7 @@ def _play(game: Game, rng: np.random.Generator, hu_first: bool) -> None:
         legal = game.legal()
         action = "hu" if hu_first and "hu" in legal else legal[rng.integers(len(legal))]
         game.step(action)
-        check_invariants(game.state)
+        check_invariants(game)
 
 
 @pytest.mark.parametrize("name", sorted(ALL_CONFIGS))

@@ -27,7 +27,7 @@ def auto(game: Game, until_over: bool = True) -> None:
             game.step(want if want in legal else next(a for a in legal if a.startswith("discard")))
         else:
             game.step(legal[0])
-        check_invariants(game.state)
+        check_invariants(game)
         if not until_over:
             return
 

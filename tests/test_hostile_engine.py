@@ -328,3 +328,35 @@ def test_aec_order_and_arguments():
 
 def test_action_space_constant():
     assert ACTION_SPACE == 88
+
+
+def test_check_invariants_catches_a_forged_win():
+    """What the mutable-mask attack once produced: a non-winning hand "winning" 2^62 points."""
+    from sichuan_env.engine.invariants import InvariantError
+
+    game = Game(seed=11)
+    while not game.is_over() and not game.wins():
+        game.step(
+            next(a for a in game.legal() if a != "hu") if len(game.legal()) > 1 else game.legal()[0]
+        )
+    check_invariants(game)
+    forged = game.state.copy()
+    loser = next(s for s in range(4) if not forged["won"][s])
+    forged["won"][loser] = 1
+    forged["n_won"] += 1
+    forged["win_fan"][loser] = 63
+    forged["win_points"][loser] = 2**62
+    forged["win_base"][loser] = 0
+    forged["win_from"][loser] = (loser + 1) % 4  # "won" on a discard: the hand keeps 13 tiles
+    forged["win_tile"][loser] = int(np.flatnonzero(forged["hands"][loser] < 3)[0])
+    forged["scores"][loser] += 2**62
+    forged["scores"][(loser + 1) % 4] -= 2**62
+    check_invariants(forged)  # without the rules only the bookkeeping is checked...
+    with pytest.raises(InvariantError, match=r"fan 63|pays"):
+        check_invariants(forged, game.rules)  # ...with them, the win itself
+    forged["win_fan"][loser] = 2
+    forged["win_points"][loser] = 2
+    with pytest.raises(InvariantError, match=r"not a legal win|malformed"):
+        check_invariants(forged, game.rules)
+    with pytest.raises(TypeError, match="RuleConfig"):
+        check_invariants(forged, {"base_points": 1})

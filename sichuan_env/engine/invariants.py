@@ -3,13 +3,19 @@
 Tile conservation (each of the 108 tiles is in exactly one place), hand
 sizes, scores summing to zero, meld and window consistency. Pure numpy over
 one ``STATE_DTYPE`` record; tests call it after every step of random hands.
+Given a ``Game`` (or the rules), every recorded win is also checked: the
+winner's tiles are a legal win under the rules (``rules.scoring.score_win``,
+an independent entry point of the hand core) and its points are
+``base_points * 2 ** (fan - 1)`` within the cap.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.layout import MELD_PONG
+from ..kernels.layout import BASE_NAMES, MELD_CONCEALED_KONG, MELD_KONG, MELD_PONG
+from ..rules.config import MAX_FAN, RuleConfig
+from ..rules.scoring import score_win
 from .state import (
     PH_CLAIM,
     PH_EXCHANGE,
@@ -51,19 +57,23 @@ def tile_census(st: np.void) -> np.ndarray:
     return counts
 
 
-def check_invariants(st: object) -> None:
+def check_invariants(st: object, rules: RuleConfig | None = None) -> None:
     """Raise ``InvariantError`` if the record is inconsistent.
 
     Args:
         st: one record of ``STATE_DTYPE`` (e.g. ``states[i]``), or a ``Game``
-            (anything with a ``state`` record).
+            (anything with a ``state`` record and ``rules``).
+        rules: the hand's rules, to check its wins too (a ``Game`` brings its own).
 
     Raises:
-        TypeError: ``st`` is neither.
+        TypeError: ``st`` is neither, or ``rules`` is not a ``RuleConfig``.
         InvariantError: naming the first broken invariant.
     """
     if not isinstance(st, np.void) and hasattr(st, "state"):
+        rules = getattr(st, "rules", None) if rules is None else rules
         st = st.state
+    if rules is not None and not isinstance(rules, RuleConfig):
+        raise TypeError(f"rules must be a RuleConfig, got {type(rules).__name__}")
     if not isinstance(st, np.void) or st.dtype != STATE_DTYPE:
         raise TypeError(
             f"check_invariants takes a STATE_DTYPE record or a Game, got {type(st).__name__}"
@@ -109,3 +119,39 @@ def check_invariants(st: object) -> None:
         pos = int(st["claim_pos"])
         if not 0 <= pos < int(st["n_claim"]) or st["claim_seats"][pos] != to_act:
             _fail("claim window out of step with the seat to act")
+    if rules is not None:
+        _check_wins(st, rules)
+
+
+_MELD_SPEC = {MELD_PONG: "pong", MELD_KONG: "kong", MELD_CONCEALED_KONG: "concealed_kong"}
+
+
+def _check_wins(st: np.void, rules: RuleConfig) -> None:
+    """Every win is a legal win of the winner's tiles, paid ``base_points * 2 ** (fan - 1)``."""
+    for seat in range(4):
+        if not st["won"][seat]:
+            continue
+        fan = int(st["win_fan"][seat])
+        cap = rules.fan_cap
+        if not 1 <= fan <= (MAX_FAN if cap is None else cap) or not 0 <= st["win_base"][seat] < len(
+            BASE_NAMES
+        ):
+            _fail(f"seat {seat}'s win has fan {fan} (cap {cap}), base {int(st['win_base'][seat])}")
+        if int(st["win_points"][seat]) != rules.base_points << (fan - 1):
+            _fail(
+                f"seat {seat}'s win pays {int(st['win_points'][seat])}, not base_points * 2^(fan-1)"
+            )
+        concealed = st["hands"][seat].astype(np.uint8)
+        tile = int(st["win_tile"][seat])
+        if st["win_from"][seat] >= 0:  # won on another's tile: it is not in the hand
+            concealed[tile] += 1
+        melds = [
+            (_MELD_SPEC[int(k)], int(t)) for k, t in st["melds"][seat][: int(st["n_melds"][seat])]
+        ]
+        void = int(st["void"][seat]) if rules.declare_void else None
+        try:
+            legal = score_win(concealed, melds, void=void, rules=rules) is not None
+        except ValueError as exc:
+            _fail(f"seat {seat}'s winning hand is malformed: {exc}")
+        if not legal:
+            _fail(f"seat {seat} is recorded as a winner but its tiles are not a legal win")
