@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> dict:
         "rules": rules.to_dict(),
         "method": "bc",
         "teacher": args.teacher,
-        "command": command_line(),
+        "command": command_line("train.bc"),
         "commit": git_commit(),
     }
     row: dict = {}

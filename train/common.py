@@ -59,9 +59,14 @@ def git_commit() -> str:
     return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
-def command_line() -> str:
-    """The command that started this process, for checkpoint configs."""
-    return " ".join(["python -m", Path(sys.argv[0]).stem if sys.argv else "?", *sys.argv[1:]])
+def command_line(module: str | None = None) -> str:
+    """The command that started this process (``python -m <module> ...``), for checkpoint configs.
+
+    Without ``module``, the name of the script that ran (``sys.argv[0]``'s stem).
+    """
+    if module is None:
+        module = Path(sys.argv[0]).stem if sys.argv else "?"
+    return " ".join(["python -m", module, *sys.argv[1:]])
 
 
 class MetricLog:

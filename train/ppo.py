@@ -478,7 +478,7 @@ def main(argv: list[str] | None = None) -> dict:
     )  # fmt: skip
     rng = np.random.default_rng(args.seed + counters["iteration"])
     log = MetricLog(args.run / "metrics.jsonl", args.run / "tb" if args.tensorboard else None)
-    meta = {"rules": rules.to_dict(), "method": "ppo", "command": command_line(), "commit": git_commit()}  # fmt: skip
+    meta = {"rules": rules.to_dict(), "method": "ppo", "command": command_line("train.ppo"), "commit": git_commit()}  # fmt: skip
     t_start, base_clock, start_iter = time.time(), counters["wall_clock_s"], counters["iteration"]
     row: dict = {}
     columns = (TextColumn("ppo it {task.completed:.0f}"), BarColumn(), TextColumn("{task.fields[info]}"), TimeElapsedColumn())  # fmt: skip
