@@ -179,10 +179,21 @@ def encode_v1(st, me: int, oracle: bool, rules, out) -> None:
     if st.exchange_offset > 0 and st.phase != PH_EXCHANGE:
         out[EXCHANGE, st.exchange_offset] = 1
     if oracle:
-        for r in range(1, 4):
-            _therm(out, ORACLE_HANDS + 4 * (r - 1), st.hands[(me + r) % 4])
-        for k in range(min(55, max(left, 0))):
-            out[WALL_ORDER + k, st.wall[st.head + k]] = 1
+        write_oracle(st, me, out, ORACLE_HANDS)
+
+
+@njit
+def write_oracle(st, me: int, out, row: int) -> None:
+    """Write the oracle rows from ``row`` on (v1's layout; v2 appends the same rows).
+
+    The other seats' hands (next, opposite, previous; count >= 1..4), then the
+    remaining wall in draw order (55 rows, one tile per row).
+    """
+    for r in range(1, 4):
+        _therm(out, row + 4 * (r - 1), st.hands[(me + r) % 4])
+    left = np.int64(st.tail) - np.int64(st.head) + 1
+    for k in range(min(55, max(left, 0))):
+        out[row + 12 + k, st.wall[st.head + k]] = 1
 
 
 @njit

@@ -26,12 +26,11 @@ as 摸切. The oracle view appends the same rows as v1's (``hands@rel``, then
 from __future__ import annotations
 
 import numba
-import numpy as np
 
 from .._jit import njit
 from .registry import ObsVersion, register
 from .v1 import BLOCKS as V1_BLOCKS
-from .v1 import ORACLE_BLOCKS, encode_v1
+from .v1 import ORACLE_BLOCKS, encode_v1, write_oracle
 
 RIVER_SLOTS = 24
 """Discards shown per seat."""
@@ -94,14 +93,7 @@ def encode_v2(st, me: int, oracle: bool, rules, out) -> None:
             _turn_row(out, MELD_TURN + 4 * r + j, st.meld_turn[s, j])
     _turn_row(out, TURN, st.turn)
     if oracle:
-        for r in range(1, 4):
-            h = st.hands[(me + r) % 4]
-            for t in range(27):
-                for k in range(4):
-                    out[ORACLE_HANDS + 4 * (r - 1) + k, t] = 1 if h[t] > k else 0
-        left = np.int64(st.tail) - np.int64(st.head) + 1
-        for k in range(min(55, max(left, 0))):
-            out[WALL_ORDER + k, st.wall[st.head + k]] = 1
+        write_oracle(st, me, out, ORACLE_HANDS)
 
 
 @njit
