@@ -81,6 +81,35 @@ def _ukeire(hand, void, unseen, dist) -> tuple:
 
 
 @njit
+def unseen_of(obs, out) -> None:
+    """Copies of each tile I cannot see (4 minus the ``visible`` thermometer), into ``out``."""
+    for t in range(27):
+        seen = (
+            np.int64(obs[O.VISIBLE, t] != 0)
+            + np.int64(obs[O.VISIBLE + 1, t] != 0)
+            + np.int64(obs[O.VISIBLE + 2, t] != 0)
+            + np.int64(obs[O.VISIBLE + 3, t] != 0)
+        )
+        out[t] = 4 - seen
+
+
+@njit
+def self_kong_within(mask, hand, void, dist, limit: int) -> int:
+    """The first legal concealed or added kong that leaves shanten <= ``limit``, else -1."""
+    for t in range(27):
+        if mask[SELF_KONG + t]:
+            k = 4 if hand[t] == 4 else 1
+            if hand[t] < k:
+                continue
+            hand[t] -= k
+            sh = shanten(hand, void, dist)
+            hand[t] += k
+            if sh <= limit:
+                return SELF_KONG + t
+    return -1
+
+
+@njit
 def _first_legal(mask) -> int:
     for a in range(ACTION_SPACE):
         if mask[a]:
@@ -143,14 +172,7 @@ def decide(obs, mask, dist) -> int:
     _hand_of(obs, hand)
     void = _void_of(obs)
     unseen = np.zeros(27, dtype=np.int64)
-    for t in range(27):
-        seen = (
-            np.int64(obs[O.VISIBLE, t] != 0)
-            + np.int64(obs[O.VISIBLE + 1, t] != 0)
-            + np.int64(obs[O.VISIBLE + 2, t] != 0)
-            + np.int64(obs[O.VISIBLE + 3, t] != 0)
-        )
-        unseen[t] = 4 - seen
+    unseen_of(obs, unseen)
     # 定缺: the shortest suit among the legal ones
     best, best_n = -1, 99
     for s in range(3):
@@ -193,16 +215,9 @@ def decide(obs, mask, dist) -> int:
         hand[d] += 1
         if sh < best_sh or (sh == best_sh and uk >= best_uk):
             best_a, best_sh, best_uk = DISCARD + d, sh, uk
-    for t in range(27):
-        if mask[SELF_KONG + t]:
-            k = 4 if hand[t] == 4 else 1
-            if hand[t] < k:
-                continue
-            hand[t] -= k
-            sh = shanten(hand, void, dist)
-            hand[t] += k
-            if sh <= best_sh:
-                return SELF_KONG + t
+    kong = self_kong_within(mask, hand, void, dist, best_sh)
+    if kong >= 0:
+        return kong
     if best_a < 0:
         return _first_legal(mask)
     return best_a

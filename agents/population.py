@@ -39,24 +39,25 @@ import numpy as np
 
 from sichuan_env._jit import njit
 from sichuan_env.encoding import observation as O
-from sichuan_env.engine.actions import DISCARD, HU, KONG, PASS, PONG, SELF_KONG
+from sichuan_env.engine.actions import DISCARD, HU, KONG, PASS, PONG
 from sichuan_env.kernels.shanten import shanten
 from sichuan_env.kernels.tables import get_tables
 
 from .base import BaseAgent
-from .heuristic import OBS_MIN_ROWS, _claim, _first_legal, _hand_of, _ukeire, _void_of, decide
+from .heuristic import (
+    OBS_MIN_ROWS,
+    _claim,
+    _first_legal,
+    _hand_of,
+    _ukeire,
+    _void_of,
+    decide,
+    self_kong_within,
+    unseen_of,
+)
 
 VALUE = 1
 DEFENSIVE = 2
-
-
-@njit
-def _unseen(obs, out) -> None:
-    for t in range(27):
-        seen = 0
-        for k in range(4):
-            seen += obs[O.VISIBLE + k, t] != 0
-        out[t] = 4 - seen
 
 
 @njit
@@ -161,7 +162,7 @@ def decide_style(obs, mask, dist, style: int) -> int:
     if discards == 0:  # setup decisions (定缺, 换三张): as the heuristic
         return decide(obs, mask, dist)
     unseen = np.zeros(27, dtype=np.int64)
-    _unseen(obs, unseen)
+    unseen_of(obs, unseen)
     flush, triplets = -1, False
     threats = np.zeros(4, dtype=np.int64)
     if style == VALUE:
@@ -188,16 +189,9 @@ def decide_style(obs, mask, dist, style: int) -> int:
         if key < best_key:
             best_a, best_key = DISCARD + d, key
     if style != DEFENSIVE or threats.sum() == 0 or now < 2:
-        for t in range(27):
-            if mask[SELF_KONG + t]:
-                k = 4 if hand[t] == 4 else 1
-                if hand[t] < k:
-                    continue
-                hand[t] -= k
-                sh = shanten(hand, void, dist)
-                hand[t] += k
-                if sh <= now:
-                    return SELF_KONG + t
+        kong = self_kong_within(mask, hand, void, dist, now)
+        if kong >= 0:
+            return kong
     return best_a if best_a >= 0 else _first_legal(mask)
 
 
