@@ -100,7 +100,7 @@ def test_event_tokens_of_a_hand(dataset):
         len(t) for t in tokens
     ]
     st = game.state
-    names = [[describe(int(t)).split("[")[0] for t in tokens[s]] for s in range(4)]
+    names = [[describe(int(t)).split("(")[0] for t in tokens[s]] for s in range(4)]
     for s in range(4):
         assert names[s].count("discard") == int(st["n_river"].sum()) - int(
             (st["river_flag"] == 3).sum()
@@ -114,7 +114,12 @@ def test_event_tokens_of_a_hand(dataset):
 
 def test_token_ids():
     assert token("pad") == 0 and VOCAB["pad"] == (0, 1)
-    assert describe(token("discard", 2, 1, 26)) == f"discard[{2 * 54 + 27 + 26}]"
+    assert describe(token("discard", 2, 1, 26)) == "discard(r=2, 摸切, 9s)"
+    assert describe(token("draw_other", 3)) == "draw_other(r=3)"
+    assert describe(token("void", 1, 2)) == "void(r=1, s)"
+    assert describe(token("exchange_dir", 1)) == "exchange_dir(2)"
+    assert describe(token("pong", 3, 0)) == "pong(r=3, 1m)"
+    assert describe(token("draw", 13)) == "draw(5p)"
     with pytest.raises(ValueError):
         token("draw_other", 0)
     with pytest.raises(ValueError):

@@ -38,6 +38,7 @@ import numpy as np
 
 from ..engine.actions import DISCARD, EXCHANGE, VOID
 from ..engine.state import PH_EXCHANGE, PH_OVER, PH_VOID
+from ..tiles import SUITS, tile_name
 
 if TYPE_CHECKING:
     from ..engine.game import Game
@@ -95,10 +96,24 @@ def token(name: str, *index: int) -> int:
 
 
 def describe(tok: int) -> str:
-    """A readable name for a token id (for debugging and docs)."""
+    """A readable name for a token id: ``"discard(r=1, 摸切, 5p)"``, ``"draw(3m)"``, ``"end"``."""
     for name, (first, n) in VOCAB.items():
         if first <= tok < first + n:
-            return f"{name}[{tok - first}]" if n > 1 else name
+            i = tok - first
+            if n == 1:
+                return name
+            if name == "discard":
+                r, rest = divmod(i, 54)
+                return f"discard(r={r}, {'摸切' if rest >= 27 else '手切'}, {tile_name(rest % 27)})"
+            if n == 108:
+                return f"{name}(r={i // 27}, {tile_name(i % 27)})"
+            if n == 27:
+                return f"{name}({tile_name(i)})"
+            if name == "void":
+                return f"void(r={i // 3}, {SUITS[i % 3]})"
+            if name == "draw_other":
+                return f"draw_other(r={i + 1})"
+            return f"{name}({i + 1 if name == 'exchange_dir' else i})"
     raise ValueError(f"token id {tok} outside the vocabulary (size {VOCAB_SIZE})")
 
 
