@@ -268,6 +268,24 @@ class TorchAgent(BaseAgent):
         return probs
 
 
+def export_acting(src: str | os.PathLike, dst: str | os.PathLike) -> Path:
+    """Copy checkpoint ``src`` to ``dst`` without its training-only oracle critic.
+
+    The acting weights are copied unchanged; the config keeps every field of
+    the source's (metrics, command, commit) and records ``exported_from``.
+
+    Raises:
+        ValueError: an invalid source (see ``load_network``).
+    """
+    net, doc = load_network(src)
+    cfg = PolicyConfig(**{**net.config.to_dict(), "oracle_critic": False})
+    acting = PolicyNet(cfg)
+    state = {k: v for k, v in net.state_dict().items() if not k.startswith("critic.")}
+    acting.load_state_dict(state, strict=True)
+    keep = {k: v for k, v in doc.items() if k not in ("format", "arch", "created", "sha256")}
+    return save_checkpoint(dst, acting, {**keep, "exported_from": str(src)})
+
+
 def load_checkpoint(path: Path, seed: int | None = None) -> TorchAgent:
     """Registry loader for ``.pt`` paths (greedy)."""
     return TorchAgent.load(Path(path), seed)

@@ -16,6 +16,7 @@ from agents.torch_agent import (
     TorchAgent,
     _sha256,
     config_path,
+    export_acting,
     load_network,
     read_config,
     save_checkpoint,
@@ -106,6 +107,10 @@ def test_checkpoint_round_trip(tmp_path):
         assert torch.equal(net.oracle_value(x), loaded.oracle_value(x))
     agent = make_agent(str(path), seed=0)
     assert isinstance(agent, Agent) and isinstance(agent, TorchAgent)
+    small, _ = load_network(export_acting(path, tmp_path / "acting.pt"))
+    assert small.critic is None and read_config(tmp_path / "acting.pt")["method"] == "test"
+    with torch.no_grad():
+        assert torch.equal(small(x)[0], net(x)[0])
     assert count_parameters(net) < count_parameters(net, acting_only=False)
 
 
