@@ -89,17 +89,27 @@ class BeliefConfig:
         hidden: width of the MLP trunk.
         layers: layers of the MLP trunk.
         tile_channels: features per tile column in the per-tile branch.
+        dropout: dropout rate in the trunk and the tile branch while training.
+        tenpai_pool: the tenpai head also reads the tile features, max- and mean-pooled.
     """
 
     obs_version: int = 2
     hidden: int = 256
     layers: int = 2
     tile_channels: int = 64
+    dropout: float = 0.0
+    tenpai_pool: bool = False
 
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
-            if isinstance(v, bool) or not isinstance(v, int):
+            if f.name == "dropout":
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 1:
+                    raise ValueError(f"BeliefConfig.dropout must be in [0, 1), got {v!r}")
+            elif f.name == "tenpai_pool":
+                if not isinstance(v, bool):
+                    raise ValueError(f"BeliefConfig.tenpai_pool must be a bool, got {v!r}")
+            elif isinstance(v, bool) or not isinstance(v, int):
                 raise ValueError(f"BeliefConfig.{f.name} must be an integer, got {v!r}")
         for name, lo, hi in (("hidden", 8, 4096), ("layers", 1, 8), ("tile_channels", 4, 512)):
             if not lo <= getattr(self, name) <= hi:
@@ -148,9 +158,10 @@ class BeliefNet(nn.Module):
     def __init__(self, config: BeliefConfig | None = None) -> None:
         super().__init__()
         self.config = c = config or BeliefConfig()
-        mods: list[nn.Module] = [nn.Linear(c.rows * 27, c.hidden), nn.ReLU()]
+        drop = [nn.Dropout(c.dropout)] if c.dropout > 0 else []  # (no module: old layouts load)
+        mods: list[nn.Module] = [nn.Linear(c.rows * 27, c.hidden), nn.ReLU(), *drop]
         for _ in range(c.layers - 1):
-            mods += [nn.Linear(c.hidden, c.hidden), nn.ReLU()]
+            mods += [nn.Linear(c.hidden, c.hidden), nn.ReLU(), *drop]
         self.trunk = nn.Sequential(*mods)
         ch = c.tile_channels
         self.column = nn.Conv1d(c.rows, ch, 1)
@@ -162,7 +173,8 @@ class BeliefNet(nn.Module):
         self.context = nn.Linear(c.hidden, ch)
         self.tile_embed = nn.Parameter(torch.zeros(ch, 27))
         self.tile_head = nn.Sequential(nn.Conv1d(ch, ch, 1), nn.ReLU(), nn.Conv1d(ch, 7, 1))
-        self.tenpai_head = nn.Linear(c.hidden, 3)
+        self.drop = nn.Dropout(c.dropout)
+        self.tenpai_head = nn.Linear(c.hidden + (2 * ch if c.tenpai_pool else 0), 3)
 
     def forward(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         """Logits ``{"tenpai": [B, 3], "waits": [B, 3, 27], "hand": [B, 3, 27], "deal_in": [B, 27]}``."""
@@ -171,8 +183,10 @@ class BeliefNet(nn.Module):
         col = torch.relu(self.column(x))  # [B, ch, 27]
         b, ch = col.shape[:2]
         col = col + self.ranks(col.view(b, ch, 3, 9)).view(b, ch, 27)
-        z = torch.relu(col + self.context(g)[:, :, None] + self.tile_embed)
+        z = self.drop(torch.relu(col + self.context(g)[:, :, None] + self.tile_embed))
         t = self.tile_head(z)  # [B, 7, 27]
+        if self.config.tenpai_pool:
+            g = torch.cat([g, z.amax(dim=2), z.mean(dim=2)], dim=1)
         return {
             "tenpai": self.tenpai_head(g),
             "waits": t[:, 0:3],

@@ -286,6 +286,24 @@ def test_unknown_name_and_config_reader(tmp_path):
         save_belief(tmp_path / "d.pt", _net(), {"rules": {}})
     with pytest.raises(ValueError, match="integer"):
         BeliefConfig(hidden=True)
+    with pytest.raises(ValueError, match="dropout"):
+        BeliefConfig(dropout=1.5)
+    with pytest.raises(ValueError, match="tenpai_pool"):
+        BeliefConfig(tenpai_pool=1)
+
+
+def test_dropout_and_pooled_tenpai_round_trip(tmp_path):
+    torch.manual_seed(1)
+    net = BeliefNet(
+        BeliefConfig(hidden=16, layers=2, tile_channels=4, dropout=0.5, tenpai_pool=True)
+    )
+    obs = _random_obs()
+    path = save_belief(tmp_path / "p.pt", net, META)
+    model = BeliefModel.load(path)
+    assert model.meta["arch"]["tenpai_pool"] is True
+    a, b = model.predict(obs), model.predict(obs)  # eval mode: dropout off, deterministic
+    np.testing.assert_array_equal(a["tenpai"], b["tenpai"])
+    np.testing.assert_allclose(a["tenpai"], BeliefModel(net).predict(obs)["tenpai"], atol=1e-6)
 
 
 def test_shipped_checkpoint_loads_and_predicts():

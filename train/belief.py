@@ -46,7 +46,7 @@ from sichuan_env._cli import run
 from sichuan_env.engine.actions import DISCARD
 
 from .belief_report import auc
-from .common import MetricLog, command_line, git_commit, setup
+from .common import MetricLog, git_commit, setup
 from .dataset import read_meta, shards
 
 
@@ -148,6 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hidden", type=int, default=BeliefConfig.hidden)
     p.add_argument("--layers", type=int, default=BeliefConfig.layers)
     p.add_argument("--tile-channels", type=int, default=BeliefConfig.tile_channels)
+    p.add_argument("--dropout", type=float, default=BeliefConfig.dropout)
+    p.add_argument("--tenpai-pool", action="store_true", help="tenpai head reads pooled tiles")
     p.add_argument("--val-every", type=int, default=20, help="hold out game_id %% N == 0")
     p.add_argument("--val-rows", type=int, default=20000)
     p.add_argument("--eval-every", type=int, default=500, help="steps between evaluations")
@@ -201,8 +203,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     else:
         if (run_dir / "last.pt").exists():
             p.error(f"{run_dir} holds a run already: --resume it or choose another --run")
-        cfg = BeliefConfig(obs_version=2, hidden=args.hidden, layers=args.layers,
-                           tile_channels=args.tile_channels)  # fmt: skip
+        try:
+            cfg = BeliefConfig(obs_version=2, hidden=args.hidden, layers=args.layers,
+                               tile_channels=args.tile_channels, dropout=args.dropout,
+                               tenpai_pool=args.tenpai_pool)  # fmt: skip
+        except ValueError as exc:
+            p.error(str(exc))
         net = BeliefNet(cfg)
         opt = make_opt(net)
         counters = {"step": 0, "epoch": 0, "shard": 0, "batch": 0, "best": math.inf, "wall": 0.0}
@@ -218,7 +224,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     log = MetricLog(run_dir / "metrics.jsonl")
     meta = {
         "rules": metas[0]["rules"],
-        "command": command_line(),
+        "command": "python -m train.belief " + " ".join(sys.argv[1:] if argv is None else argv),
         "commit": git_commit(),
         "data": [str(d) for d in args.data],
         "seed": args.seed,
