@@ -25,6 +25,20 @@ from .rules import (
 )
 from .tiles import InputTypeError, parse, tile_index, tile_name, to_str
 
+
+def _register_gymnasium() -> None:
+    """``gymnasium.make("SichuanMahjong-v0", ...)``: the single-seat env of ``agents.gym_env``.
+
+    The entry point is a string, so this imports nothing from ``agents``.
+    """
+    import gymnasium
+
+    if "SichuanMahjong-v0" not in gymnasium.registry:
+        gymnasium.register(id="SichuanMahjong-v0", entry_point="agents.gym_env:SingleSeatEnv")
+
+
+_register_gymnasium()
+
 try:
     __version__ = version("sichuan-env")  # single source: pyproject.toml [project] version
 except PackageNotFoundError:  # a source tree that was never pip-installed
