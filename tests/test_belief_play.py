@@ -31,21 +31,31 @@ def test_guard_choice_exact():
     assert guard_choice(base, mask, p, shan, 0.1, 0).tolist() == [DISCARD + 1, DISCARD + 1, PONG]
     assert guard_choice(base, mask, p, shan, 0.1, 1).tolist() == [DISCARD + 2, DISCARD + 1, PONG]
     assert guard_choice(base, mask, p, shan, 0.6, 1).tolist() == base.tolist()
+    acc = np.zeros((3, 27), dtype=np.int64)
+    acc[:, [0, 1, 2]] = [10, 4, 10]  # tile 1 keeps 40% of the heuristic's acceptance
+    got = guard_choice(base, mask, p, shan, 0.1, 0, acc, keep=0.5)
+    assert got.tolist() == [DISCARD + 0, DISCARD + 1, PONG]  # no replacement qualifies
+    got = guard_choice(base, mask, p, shan, 0.1, 1, acc, keep=0.5)
+    assert got.tolist() == [DISCARD + 2, DISCARD + 1, PONG]
 
 
 def test_discard_shanten_of_a_built_hand():
-    from sichuan_env.encoding.observation import HAND, obs_rows
+    from sichuan_env.encoding.observation import HAND, VISIBLE, obs_rows
 
     obs = np.zeros((1, obs_rows(2, False), 27), dtype=np.uint8)
     counts = np.zeros(27, dtype=np.int64)
-    counts[[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 9, 10, 20]] += 1  # 14 tiles, 20 a lone 3rd-suit tile
+    np.add.at(counts, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 9, 10, 20], 1)  # 20: a lone 3rd-suit tile
     for k in range(4):
         obs[0, HAND + k] = counts > k
+    obs[0, VISIBLE : VISIBLE + 4] = 1  # everything seen ...
+    obs[0, VISIBLE + 2 : VISIBLE + 4, [10, 11]] = 0  # ... but 2 copies each of 2p and 3p
     out = np.zeros((1, 27), dtype=np.int64)
+    acc = np.zeros((1, 27), dtype=np.int64)
     mask = _mask(np.flatnonzero(counts))[None]
-    discard_shanten(obs, mask, get_tables()["DIST"], out)
+    discard_shanten(obs, mask, get_tables()["DIST"], out, acc)
     assert out[0, 20] == 0  # 123 456 789m 111p + 2p: tenpai after dropping the lone tile
-    assert out[0, 0] >= 1 and out[0, 26] == 99  # breaking a run costs; tile 26 is not held
+    assert acc[0, 20] == 4  # it waits on 2p (a pair) and 3p (a run): 2 unseen copies each
+    assert out[0, 0] >= 1 and out[0, 26] == 99 and acc[0, 26] == 0  # tile 26 is not held
 
 
 def test_guarded_agent_plays_legally_and_reports():
@@ -58,3 +68,5 @@ def test_guarded_agent_plays_legally_and_reports():
         GuardedAgent(model, threshold=2.0)
     with pytest.raises(ValueError, match="slack"):
         GuardedAgent(model, slack=-1)
+    with pytest.raises(ValueError, match="keep"):
+        GuardedAgent(model, keep=1.5)

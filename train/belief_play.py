@@ -1,14 +1,15 @@
 """Does the belief model help play? The heuristic with and without a belief-based deal-in guard.
 
-    python -m train.belief_play --walls 400 --thresholds 0.05 0.1 0.2 --slack 0 1
-        --json docs/belief_play.json
+    python -m train.belief_play --walls 1500 --thresholds 0.05 0.1 0.2 --slack 0
+        --keep 0 0.8 --json docs/belief_play.json
 
 ``GuardedAgent`` is ``HeuristicAgent`` plus the shipped ``BeliefModel``: on
 its own turn it takes the heuristic's discard unless the model's deal-in
 probability of that tile exceeds ``threshold``; then it discards instead the
 legal tile with the lowest deal-in probability among those that leave the
-hand at most ``slack`` shanten worse than the heuristic's choice (the
-heuristic's own choice stays among them). Every other decision (exchange,
+hand at most ``slack`` shanten worse than the heuristic's choice and keep at
+least the share ``keep`` of its acceptance (unseen copies of the tiles that
+would then lower the shanten); the heuristic's own choice stays among them. Every other decision (exchange,
 void, claims, wins, kongs) is the heuristic's. The same policy with and
 without the beliefs: the only difference is the guard.
 
@@ -44,7 +45,7 @@ from agents.heuristic import HeuristicAgent
 from sichuan_env import PRESETS, RuleConfig
 from sichuan_env._cli import run
 from sichuan_env._jit import njit
-from sichuan_env.encoding.observation import HAND, VOIDS
+from sichuan_env.encoding.observation import HAND, VISIBLE, VOIDS
 from sichuan_env.engine.actions import DISCARD
 from sichuan_env.kernels.shanten import shanten
 from sichuan_env.kernels.tables import get_tables
@@ -54,8 +55,12 @@ V1_ROWS = 83
 
 
 @njit
-def discard_shanten(obs, mask, dist, out) -> None:
-    """``out[i, t]``: shanten of row ``i``'s hand after discarding ``t`` (99 where illegal)."""
+def discard_shanten(obs, mask, dist, out, accept) -> None:
+    """Shanten and acceptance of each row's hand after each legal discard.
+
+    ``out[i, t]``: shanten after discarding ``t`` (99 where illegal); ``accept[i, t]``:
+    the unseen copies of the tiles that would then lower that shanten.
+    """
     hand = np.zeros(27, dtype=np.uint8)
     for i in range(obs.shape[0]):
         void = -1
@@ -68,15 +73,27 @@ def discard_shanten(obs, mask, dist, out) -> None:
                 hand[t] += obs[i, HAND + k, t] != 0
         for t in range(27):
             out[i, t] = 99
+            accept[i, t] = 0
             if mask[i, DISCARD + t] and hand[t] > 0:
                 hand[t] -= 1
-                out[i, t] = shanten(hand, void, dist)
+                base = shanten(hand, void, dist)
+                out[i, t] = base
+                for x in range(27):
+                    unseen = 4
+                    for k in range(4):
+                        unseen -= obs[i, VISIBLE + k, x] != 0
+                    if unseen <= 0 or hand[x] >= 4 or x // 9 == void:
+                        continue
+                    hand[x] += 1
+                    if shanten(hand, void, dist) < base:
+                        accept[i, t] += unseen
+                    hand[x] -= 1
                 hand[t] += 1
 
 
 def guard_choice(
     base: np.ndarray, mask: np.ndarray, p_deal: np.ndarray, shan: np.ndarray, threshold: float,
-    slack: int,
+    slack: int, accept: np.ndarray | None = None, keep: float = 0.0,
 ) -> np.ndarray:  # fmt: skip
     """The guarded actions: ``base`` unless its discard's ``p_deal`` exceeds ``threshold``.
 
@@ -87,6 +104,8 @@ def guard_choice(
         shan: shanten after each discard ``int[N, 27]`` (``discard_shanten``).
         threshold: guard when the chosen discard's probability is above this.
         slack: shanten a replacement discard may lose against the heuristic's.
+        accept: acceptance after each discard ``int[N, 27]`` (``discard_shanten``).
+        keep: a replacement keeps at least this share of the heuristic's acceptance.
     """
     out = base.copy()
     is_discard = (base >= DISCARD) & (base < DISCARD + 27)
@@ -100,6 +119,8 @@ def guard_choice(
         return out
     legal = mask[rows, DISCARD : DISCARD + 27] == 1
     ok = legal & (shan[rows] <= shan[rows, t][:, None] + slack)
+    if accept is not None and keep > 0:
+        ok &= accept[rows] >= keep * accept[rows, t][:, None]
     cost = np.where(ok, p_deal[rows], np.inf)
     out[rows] = DISCARD + cost.argmin(axis=1)
     return out
@@ -112,19 +133,24 @@ class GuardedAgent(BaseAgent):
         model: the belief model (reads observation v2).
         threshold: guard a discard whose deal-in probability is above this.
         slack: shanten a replacement discard may lose.
+        keep: a replacement keeps at least this share of the heuristic's acceptance.
     """
 
     obs_version = 2
 
-    def __init__(self, model: BeliefModel, threshold: float = 0.1, slack: int = 0) -> None:
+    def __init__(
+        self, model: BeliefModel, threshold: float = 0.1, slack: int = 0, keep: float = 0.0
+    ) -> None:
         if model.obs_version != 2:
             raise ValueError(f"the guard reads observation v2, the model v{model.obs_version}")
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold must be in [0, 1], got {threshold!r}")
         if isinstance(slack, bool) or not isinstance(slack, int) or slack < 0:
             raise ValueError(f"slack must be a non-negative integer, got {slack!r}")
-        self.model, self.threshold, self.slack = model, float(threshold), slack
-        self.name = f"guard(t={threshold:g},s={slack})"
+        if not 0.0 <= keep <= 1.0:
+            raise ValueError(f"keep must be in [0, 1], got {keep!r}")
+        self.model, self.threshold, self.slack, self.keep = model, float(threshold), slack, keep
+        self.name = f"guard(t={threshold:g},s={slack}" + (f",k={keep:g})" if keep else ")")
         self.base = HeuristicAgent()
         self.dist = get_tables()["DIST"]
         self.guarded = 0
@@ -137,9 +163,12 @@ class GuardedAgent(BaseAgent):
             return base
         p = self.model.predict(obs[rows])["deal_in"]
         shan = np.empty((rows.size, 27), dtype=np.int64)
-        discard_shanten(obs[rows], masks[rows], self.dist, shan)
+        acc = np.empty((rows.size, 27), dtype=np.int64)
+        discard_shanten(obs[rows], masks[rows], self.dist, shan, acc)
         out = base.copy()
-        out[rows] = guard_choice(base[rows], masks[rows], p, shan, self.threshold, self.slack)
+        out[rows] = guard_choice(
+            base[rows], masks[rows], p, shan, self.threshold, self.slack, acc, self.keep
+        )
         self.discards += rows.size
         self.guarded += int((out[rows] != base[rows]).sum())
         return out
@@ -147,28 +176,38 @@ class GuardedAgent(BaseAgent):
 
 def experiment(
     walls: int, thresholds: list[float], slacks: list[int], seed: int, rules: RuleConfig,
-    model: BeliefModel, progress: bool = False,
+    model: BeliefModel, progress: bool = False, keeps: tuple[float, ...] = (0.0,),
 ) -> dict[str, Any]:  # fmt: skip
     """The plain heuristic and every guarded setting, duplicate against three heuristics."""
     lineup = ["heuristic"] * 4
     t0 = time.perf_counter()
     plain = summarize(lineup, play_duplicate(lineup, walls, rules, seed, progress), walls)
     rows = [{"agent": "heuristic", **plain["heuristic"], "changed_discards": 0.0}]
-    for slack in slacks:
-        for th in thresholds:
-            agent = GuardedAgent(model, th, slack)
-            lineup = [agent.name, "heuristic", "heuristic", "heuristic"]
-            agents = {agent.name: agent, "heuristic": HeuristicAgent()}
-            recs = play_duplicate(lineup, walls, rules, seed, progress, agents=agents)
-            s = summarize(lineup, recs, walls)[agent.name]
-            share = agent.guarded / max(agent.discards, 1)
-            rows.append({"agent": agent.name, **s, "changed_discards": share})
+    rows += [
+        _guarded(model, th, slack, keep, walls, rules, seed, progress)
+        for keep in keeps
+        for slack in slacks
+        for th in thresholds
+    ]
     return {
         "walls": walls,
         "seed": seed,
         "seconds": round(time.perf_counter() - t0, 1),
         "rows": rows,
     }
+
+
+def _guarded(
+    model: BeliefModel, th: float, slack: int, keep: float, walls: int, rules: RuleConfig,
+    seed: int, progress: bool,
+) -> dict[str, Any]:  # fmt: skip
+    """One guarded setting's duplicate summary (a row of ``experiment``)."""
+    agent = GuardedAgent(model, th, slack, keep)
+    lineup = [agent.name, "heuristic", "heuristic", "heuristic"]
+    agents = {agent.name: agent, "heuristic": HeuristicAgent()}
+    recs = play_duplicate(lineup, walls, rules, seed, progress, agents=agents)
+    s = summarize(lineup, recs, walls)[agent.name]
+    return {"agent": agent.name, **s, "changed_discards": agent.guarded / max(agent.discards, 1)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,6 +218,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--walls", type=int, default=400)
     p.add_argument("--thresholds", type=float, nargs="+", default=[0.05, 0.1, 0.2])
     p.add_argument("--slack", type=int, nargs="+", default=[0, 1])
+    p.add_argument(
+        "--keep",
+        type=float,
+        nargs="+",
+        default=[0.0],
+        help="share of the heuristic's acceptance a replacement keeps (0: any)",
+    )
     p.add_argument("--preset", choices=sorted(PRESETS), default="xuezhan")
     p.add_argument("--seed", type=int, default=2024)
     p.add_argument("--threads", type=int, default=2)
@@ -189,12 +235,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         model = BeliefModel.load(args.checkpoint)
         res = experiment(args.walls, args.thresholds, args.slack, args.seed,
-                         RuleConfig.preset(args.preset), model, args.progress)  # fmt: skip
+                         RuleConfig.preset(args.preset), model, args.progress,
+                         tuple(args.keep))  # fmt: skip
     except ValueError as exc:
         p.error(str(exc))
-    print(f"{'agent':22} {'pts/hand':>9} {'ci95':>7} {'win':>6} {'deal-in':>8} {'changed':>8}")
+    print(f"{'agent':26} {'pts/hand':>9} {'ci95':>7} {'win':>6} {'deal-in':>8} {'changed':>8}")
     for r in res["rows"]:
-        print(f"{r['agent']:22} {r['points_per_hand']:9.2f} {r['ci95']:7.2f} {r['win_rate']:6.3f} "
+        print(f"{r['agent']:26} {r['points_per_hand']:9.2f} {r['ci95']:7.2f} {r['win_rate']:6.3f} "
               f"{r['deal_in_rate']:8.3f} {r['changed_discards']:8.3f}")  # fmt: skip
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
