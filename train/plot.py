@@ -12,6 +12,7 @@ entropy and its KL to the reference (BC) policy.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 from pathlib import Path
@@ -23,9 +24,12 @@ import matplotlib.pyplot as plt
 
 
 def read_jsonl(path: Path) -> list[dict]:
-    """The rows of a metrics file (lines that are not JSON objects are reported and skipped)."""
+    """The rows of a metrics file, plain or ``.gz`` (lines that are not JSON are reported, skipped)."""
+    path = Path(path)
+    raw = path.read_bytes()
+    text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8")
     rows = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
