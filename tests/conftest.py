@@ -4,6 +4,9 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, settings
 
+# numba's OpenMP threads must not spin between parallel calls while torch trains in a test
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 settings.register_profile(
