@@ -53,11 +53,11 @@ from sichuan_env.encoding import observation as O
 from .base import check_observations
 from .torch_agent import (
     MAX_JSON_BYTES,
-    MAX_WEIGHTS_BYTES,
     SHIPPED_DIR,
     _sha256,
     check_state_dict,
     config_path,
+    load_trusted_weights,
 )
 
 FORMAT = "sichuan-belief/1"
@@ -281,18 +281,7 @@ def load_belief_network(path: str | os.PathLike) -> tuple[BeliefNet, dict[str, A
     """
     path = Path(path)
     doc = read_belief_config(path)
-    if not path.is_file():
-        raise ValueError(f"checkpoint weights {str(path)!r} are missing")
-    if path.stat().st_size > MAX_WEIGHTS_BYTES:
-        raise ValueError(f"checkpoint weights {str(path)!r} are larger than {MAX_WEIGHTS_BYTES}")
-    if _sha256(path) != doc["sha256"]:
-        raise ValueError(
-            f"checkpoint weights {str(path)!r} do not match the sha256 of their config"
-        )
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # noqa: BLE001  (torch raises many kinds for a damaged file)
-        raise ValueError(f"checkpoint weights {str(path)!r} cannot be read: {exc}") from None
+    state = load_trusted_weights(path, doc["sha256"])
     net = BeliefNet(BeliefConfig.from_dict(doc["arch"])).to(WEIGHT_DTYPES[doc["weights_dtype"]])
     check_state_dict(state, net, str(path))
     net.load_state_dict(state, strict=True)

@@ -133,6 +133,27 @@ def read_config(path: str | os.PathLike) -> dict[str, Any]:
     return doc
 
 
+def load_trusted_weights(path: Path, sha256: str) -> dict:
+    """A checkpoint's tensors, read only after the file's size and SHA-256 check out.
+
+    Raises:
+        ValueError: missing, larger than ``MAX_WEIGHTS_BYTES``, not the file its config
+            hashed, or unreadable by ``torch.load(weights_only=True)``.
+    """
+    if not path.is_file():
+        raise ValueError(f"checkpoint weights {str(path)!r} are missing")
+    if path.stat().st_size > MAX_WEIGHTS_BYTES:
+        raise ValueError(f"checkpoint weights {str(path)!r} are larger than {MAX_WEIGHTS_BYTES}")
+    if _sha256(path) != sha256:
+        raise ValueError(
+            f"checkpoint weights {str(path)!r} do not match the sha256 of their config"
+        )
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001  (torch raises many kinds for a damaged file)
+        raise ValueError(f"checkpoint weights {str(path)!r} cannot be read: {exc}") from None
+
+
 def load_network(path: str | os.PathLike) -> tuple[PolicyNet, dict[str, Any]]:
     """``(network, config)`` of checkpoint ``path``, every part validated.
 
@@ -143,18 +164,7 @@ def load_network(path: str | os.PathLike) -> tuple[PolicyNet, dict[str, Any]]:
     """
     path = Path(path)
     doc = read_config(path)
-    if not path.is_file():
-        raise ValueError(f"checkpoint weights {str(path)!r} are missing")
-    if path.stat().st_size > MAX_WEIGHTS_BYTES:
-        raise ValueError(f"checkpoint weights {str(path)!r} are larger than {MAX_WEIGHTS_BYTES}")
-    if _sha256(path) != doc["sha256"]:
-        raise ValueError(
-            f"checkpoint weights {str(path)!r} do not match the sha256 of their config"
-        )
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # noqa: BLE001  (torch raises many kinds for a damaged file)
-        raise ValueError(f"checkpoint weights {str(path)!r} cannot be read: {exc}") from None
+    state = load_trusted_weights(path, doc["sha256"])
     net = PolicyNet(PolicyConfig.from_dict(doc["arch"]))
     check_state_dict(state, net, str(path))
     net.load_state_dict(state, strict=True)
