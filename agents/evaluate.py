@@ -1,6 +1,7 @@
 """Duplicate matches between agents: the same walls, the agents rotated through the seats.
 
     python -m agents.evaluate --walls 500 --lineup heuristic random random random
+    python -m agents.evaluate --walls 5000 --ray local --workers 2   # on Ray (agents.distributed)
 
 Every wall is played four times, the lineup rotated by one seat each time,
 so luck of the deal cancels out. A lineup entry is any registered agent name
@@ -39,8 +40,28 @@ from .registry import describe, make_agent
 
 MAX_WALLS = 100_000
 """Walls per run (the records of every hand are kept: about 60 KB per wall, 6 GB at most)."""
-CHUNK_WALLS = 2048
-"""Walls played together in one VectorEnv (bounds the env's memory)."""
+BLOCK_WALLS = 256
+"""Walls per block: played together in one VectorEnv (bounds the env's memory), by agents
+reseeded at the block's start (``block_seed``), so blocks are independent units of work:
+``--ray`` plays them on several workers with the same results as one process."""
+
+
+def block_seed(seed: int, block: int) -> int:
+    """The agents' seed in block ``block`` of a run seeded ``seed`` (``seed`` itself in block 0).
+
+    Agent ``k`` (sorted lineup entries) is reseeded ``block_seed(seed, block) + k``.
+    """
+    if block == 0:
+        return int(seed)
+    return int(np.random.SeedSequence([int(seed), int(block)]).generate_state(1, np.uint64)[0] >> 2)
+
+
+def reseed(agents: Mapping[str, Agent], seed: int) -> None:
+    """``agent.reset(seed + k)`` for the ``k``-th agent in sorted name order (those with ``reset``)."""
+    for k, name in enumerate(sorted(agents)):
+        reset = getattr(agents[name], "reset", None)
+        if callable(reset):
+            reset(seed + k)
 
 
 def _check_lineup(lineup: object) -> None:
@@ -101,6 +122,41 @@ def _play_chunk(
     return records
 
 
+def play_block(
+    lineup: list[str],
+    agents: Mapping[str, Agent],
+    wall_seeds: np.ndarray,
+    rules: RuleConfig,
+    seed: int,
+    block: int,
+    advance: Any = None,
+) -> list[tuple[int, dict]]:
+    """Play block ``block`` (its ``wall_seeds``) under the four rotations; ``[(slot, record)]``.
+
+    Slot ``4 * j + r`` is the block's ``j``-th wall in rotation ``r``. From block 1 on the
+    agents are first reseeded with ``block_seed(seed, block)`` (``reseed``).
+    """
+    if block:
+        reseed(agents, block_seed(seed, block))
+    return _play_chunk(lineup, agents, wall_seeds, rules, advance or (lambda k: None))
+
+
+def check_walls(walls: object, block_walls: object = BLOCK_WALLS) -> None:
+    """Raise unless ``walls`` is in 1..``MAX_WALLS`` and ``block_walls`` >= 1 (integers)."""
+    for name, v in (("walls", walls), ("block_walls", block_walls)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise InputTypeError(f"{name} must be an integer, got {echo(v)}")
+    if not 1 <= walls <= MAX_WALLS:  # type: ignore[operator]
+        raise ValueError(f"walls must be in 1..{MAX_WALLS}, got {walls}")
+    if block_walls < 1:  # type: ignore[operator]
+        raise ValueError(f"block_walls must be >= 1, got {block_walls}")
+
+
+def wall_seeds_of(walls: int, seed: int) -> np.ndarray:
+    """The seeds of a run's ``walls`` walls (``int64[walls]``)."""
+    return np.random.default_rng(seed).integers(0, 2**62, size=walls)
+
+
 def play_duplicate(
     lineup: list[str],
     walls: int,
@@ -108,6 +164,7 @@ def play_duplicate(
     seed: int = 0,
     progress: bool = True,
     agents: Mapping[str, Agent] | None = None,
+    block_walls: int = BLOCK_WALLS,
 ) -> list[tuple[int, int, dict]]:
     """Play every wall under the four rotations; ``[(wall, rotation, record)]``.
 
@@ -115,17 +172,16 @@ def play_duplicate(
         lineup: the 4 agents of seats 0..3 in the first rotation (names or paths).
         walls: distinct walls, 1..``MAX_WALLS``.
         rules: the ruleset.
-        seed: seeds the walls and (as ``seed + k``) the agents.
+        seed: seeds the walls and (as ``seed + k``, reseeded per block) the agents.
         progress: show a progress bar on stderr.
         agents: ``{lineup entry: agent}`` already made (default: ``make_lineup_agents``).
+        block_walls: walls per block (``BLOCK_WALLS``); results of agents that sample
+            depend on it, those of deterministic agents do not.
 
     Raises:
         ValueError: for a bad lineup, wall count, seed or agent.
     """
-    if isinstance(walls, bool) or not isinstance(walls, (int, np.integer)):
-        raise InputTypeError(f"walls must be an integer, got {echo(walls)}")
-    if not 1 <= walls <= MAX_WALLS:
-        raise ValueError(f"walls must be in 1..{MAX_WALLS}, got {walls}")
+    check_walls(walls, block_walls)
     _check_lineup(lineup)
     seed = check_seed(seed)
     if not isinstance(rules, RuleConfig):
@@ -134,16 +190,16 @@ def play_duplicate(
         agents = make_lineup_agents(lineup, seed)
     elif not isinstance(agents, Mapping) or set(agents) != set(lineup):
         raise ValueError(f"agents must map exactly the lineup entries {sorted(set(lineup))}")
-    wall_seeds = np.random.default_rng(seed).integers(0, 2**62, size=walls)
+    wall_seeds = wall_seeds_of(walls, seed)
     records: list[tuple[int, int, dict]] = []
     columns = (TextColumn("hands"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     console = Console(stderr=True)
     with Progress(*columns, console=console, disable=not progress) as bar:
         task = bar.add_task("hands", total=walls * 4)
-        for first in range(0, walls, CHUNK_WALLS):
-            chunk = wall_seeds[first : first + CHUNK_WALLS]
-            for slot, record in _play_chunk(
-                lineup, agents, chunk, rules, lambda k: bar.advance(task, k)
+        for block, first in enumerate(range(0, walls, block_walls)):
+            chunk = wall_seeds[first : first + block_walls]
+            for slot, record in play_block(
+                lineup, agents, chunk, rules, seed, block, lambda k: bar.advance(task, k)
             ):
                 records.append((first + slot // 4, slot % 4, record))
     return records
@@ -260,6 +316,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the walls and agents (>= 0)")
     p.add_argument("--json", type=Path, default=None, help="write the results here")
     p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument(
+        "--block-walls",
+        type=int_arg(1, MAX_WALLS),
+        default=BLOCK_WALLS,
+        help="walls per block, the unit of work (agents are reseeded per block)",
+    )
+    p.add_argument(
+        "--ray",
+        default=None,
+        metavar="ADDRESS",
+        help="play the blocks on a Ray cluster (its address, or 'local'); needs .[scale]",
+    )
+    p.add_argument("--workers", type=int_arg(1, 4096), default=2, help="Ray workers (with --ray)")
     return p
 
 
@@ -281,9 +350,20 @@ def main(argv: list[str] | None = None) -> dict:
         p.error(f"--json: {problem}")
     rules = RuleConfig.preset(args.preset)
     t0 = time.perf_counter()
-    records = play_duplicate(
-        args.lineup, args.walls, rules, args.seed, progress=not args.quiet, agents=agents
-    )
+    if args.ray is None:
+        records = play_duplicate(
+            args.lineup, args.walls, rules, args.seed, not args.quiet, agents, args.block_walls
+        )
+    else:
+        from .distributed import RayMissingError, play_duplicate_ray
+
+        try:
+            records = play_duplicate_ray(
+                args.lineup, args.walls, rules, args.seed, address=args.ray,
+                workers=args.workers, block_walls=args.block_walls, progress=not args.quiet,
+            )  # fmt: skip
+        except RayMissingError as exc:
+            p.error(str(exc))
     summary = summarize(args.lineup, records, args.walls)
     dt = time.perf_counter() - t0
     print(
@@ -296,6 +376,8 @@ def main(argv: list[str] | None = None) -> dict:
         "walls": args.walls,
         "preset": args.preset,
         "seed": args.seed,
+        "block_walls": args.block_walls,
+        "workers": args.workers if args.ray else 1,
         "seconds": dt,
         "agents": summary,
     }
