@@ -128,6 +128,37 @@ class Buffer:
         self.boot[:] = 0
         self.n = 0
 
+    FIELDS = (
+        "obs", "aux", "oracle", "masks", "actions", "logp", "values", "rewards", "dones",
+        "next_idx", "boot",
+    )  # fmt: skip
+    """The per-decision arrays (``aux`` and ``oracle`` may be None)."""
+
+    def export(self) -> dict[str, np.ndarray]:
+        """Copies of the stored decisions' arrays (``next_idx`` counts from this buffer's row 0)."""
+        return {f: getattr(self, f)[: self.n].copy() for f in self.FIELDS if getattr(self, f) is not None}  # fmt: skip
+
+    def extend(self, part: dict[str, np.ndarray]) -> None:
+        """Append another buffer's ``export()``, its trajectory links shifted to their new rows.
+
+        Raises:
+            ValueError: the part does not fit, or its arrays do not match this buffer's.
+        """
+        m = len(part["actions"])
+        if self.n + m > len(self.actions):
+            raise ValueError("rollout buffer too small for the workers' decisions")
+        for f in self.FIELDS:
+            mine = getattr(self, f)
+            if (mine is None) != (part.get(f) is None):
+                raise ValueError(f"buffer field {f!r} present on one side only")
+            if mine is None:
+                continue
+            v = part[f]
+            if f == "next_idx":
+                v = np.where(v >= 0, v + self.n, -1)
+            mine[self.n : self.n + m] = v
+        self.n += m
+
     def advantages(self, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
         """``(advantages, returns)`` of the stored decisions."""
         n = self.n
@@ -402,6 +433,8 @@ def build_parser() -> argparse.ArgumentParser:
     a("--resume", action="store_true")
     a("--tensorboard", action="store_true")
     a("--quiet", action="store_true")
+    a("--ray", default=None, metavar="ADDRESS", help="rollouts on Ray workers ('local' or host:port)")  # fmt: skip
+    a("--workers", type=int, default=2, help="Ray rollout workers (with --ray; envs split)")
     return p
 
 
@@ -419,6 +452,8 @@ def _check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error("--seed, --kl-coef, --ent-coef and --value-warmup must be >= 0")
     if args.resume and args.init is not None:
         p.error("give --resume or --init, not both")
+    if not 1 <= args.workers <= args.envs:
+        p.error("--workers must be in 1..--envs")
 
 
 def initial_net(args: argparse.Namespace) -> PolicyNet:
@@ -464,17 +499,24 @@ def main(argv: list[str] | None = None) -> dict:
     if pool_base is not None:
         pool.append(("init", TorchAgent(pool_base, name="init")))
     snapshots: list[tuple[str, Agent]] = []
-    venv = VectorEnv(
-        args.envs, rules=rules, seed=args.seed + 7919 * (counters["iteration"] + 1),
-        oracle=net.config.oracle_critic,
-    )  # fmt: skip
-    coll = Collector(
-        net, venv, pool, args.pool_frac, args.pool_heuristic, args.reward_scale,
-        args.seed + counters["iteration"],
-    )  # fmt: skip
+    env_seed, coll_seed = args.seed + 7919 * (counters["iteration"] + 1), args.seed + counters["iteration"]  # fmt: skip
+    if args.ray is None:
+        venv = VectorEnv(args.envs, rules=rules, seed=env_seed, oracle=net.config.oracle_critic)
+        coll = Collector(
+            net, venv, pool, args.pool_frac, args.pool_heuristic, args.reward_scale, coll_seed
+        )
+    else:  # the same Collector on Ray actors, each with a share of the envs
+        from agents.distributed import RayMissingError
+
+        from .ppo_ray import RayRollouts
+
+        try:
+            coll = RayRollouts(net, rules, pool, args, env_seed=env_seed, seed=coll_seed)
+        except RayMissingError as exc:
+            p.error(str(exc))
+    oracle_rows = get_obs_version(1).shape(True)[0] if net.config.oracle_critic else 0
     buf = Buffer(
-        args.envs * args.steps, net.config.public_rows,
-        venv.obs_shape[0] if net.config.oracle_critic else 0, AUX_SIZE if net.config.aux else 0,
+        args.envs * args.steps, net.config.public_rows, oracle_rows, AUX_SIZE if net.config.aux else 0
     )  # fmt: skip
     rng = np.random.default_rng(args.seed + counters["iteration"])
     log = MetricLog(args.run / "metrics.jsonl", args.run / "tb" if args.tensorboard else None)
@@ -533,6 +575,8 @@ def main(argv: list[str] | None = None) -> dict:
                 info += f" eval {row['eval_points_per_hand']:+.3f}"
             bar.update(task, completed=it + 1, info=info)
     log.close()
+    if args.ray is not None:
+        coll.close()
     return row
 
 
