@@ -1,0 +1,177 @@
+"""Scale-out: PPO rollout throughput on 1 and 2 Ray workers (local Ray), the same total envs.
+
+    python -m benchmarks.scale            # about a minute and a half
+    python -m benchmarks.scale --quick
+
+Collects ``train.ppo`` rollouts (``--envs`` x ``--steps`` decisions per
+rollout, every decision of every seat counted, as ``train.ppo`` counts them)
+with the shipped ``ppo`` architecture and an oracle critic, half the slots
+against the pool (the heuristic and the policy itself), like a training run:
+
+- **in-process**: ``train.ppo.Collector`` in this process, single-threaded
+  (the reference);
+- **Ray, N workers**: ``train.ppo_ray.RayRollouts`` with ``N`` single-threaded
+  actors sharing the envs, timed from the learner's side (weights broadcast,
+  collection, transfer of the buffers, merge), and each worker's resident memory.
+
+The figure of interest is the 2-worker / 1-worker ratio (goal: >= 1.6 on a
+2-core machine). Run it on an otherwise idle machine. Prints a table and
+writes JSON (machine, commit, figures, ratio) like the other benchmarks.
+"""
+
+from __future__ import annotations
+
+import os
+
+# see train/ppo.py: numba's spinning OpenMP threads starve torch's otherwise
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import argparse
+import copy
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from agents.distributed import init_ray, rss_mib, single_thread
+from agents.heuristic import HeuristicAgent
+from agents.torch_agent import SHIPPED_DIR, TorchAgent, load_network
+from agents.torch_policy import AUX_SIZE, PolicyConfig, PolicyNet
+from benchmarks.common import check_json_arg, log, print_table, write_results
+from sichuan_env import RuleConfig
+from sichuan_env._cli import float_arg, int_arg
+from sichuan_env.encoding.registry import obs_shape
+from sichuan_env.envs.vector import VectorEnv
+from train import ppo
+from train.ppo_ray import RayRollouts
+
+
+def learner_net() -> PolicyNet:
+    """The shipped ``ppo`` weights with a fresh oracle critic (a fresh net if none is shipped)."""
+    shipped = SHIPPED_DIR / "ppo.pt"
+    if not shipped.is_file():
+        return PolicyNet(PolicyConfig(aux=True, oracle_critic=True))
+    src, _ = load_network(shipped)
+    net = PolicyNet(PolicyConfig(**{**src.config.to_dict(), "oracle_critic": True}))
+    net.load_state_dict(src.state_dict(), strict=False)
+    return net.train()
+
+
+def make_pool(net: PolicyNet) -> list:
+    """The heuristic and a frozen copy of the policy, as a training run's pool starts."""
+    frozen = copy.deepcopy(net).eval()
+    for q in frozen.parameters():
+        q.requires_grad_(False)
+    return [("heuristic", HeuristicAgent()), ("init", TorchAgent(frozen, name="init"))]
+
+
+def _buffer(net: PolicyNet, cap: int) -> ppo.Buffer:
+    oracle_rows = obs_shape(net.config.obs_version, oracle=True)[0]
+    return ppo.Buffer(cap, net.config.public_rows, oracle_rows, AUX_SIZE if net.config.aux else 0)
+
+
+def _time(collect, buf: ppo.Buffer, steps: int, budget: float) -> tuple[float, int]:
+    """Seconds and rollouts of repeated ``collect`` calls for ``budget`` seconds (after 2 warm-ups)."""
+    for _ in range(2):
+        collect(steps, buf)
+    n = 0
+    t0 = time.perf_counter()
+    while n == 0 or time.perf_counter() - t0 < budget:
+        collect(steps, buf)
+        n += 1
+    return time.perf_counter() - t0, n
+
+
+def bench_ray(net: PolicyNet, workers: int, envs: int, steps: int, budget: float) -> dict:
+    """Rollout decisions/s of ``RayRollouts`` with ``workers`` actors, and their memory."""
+    args = ppo.build_parser().parse_args(
+        ["--envs", str(envs), "--steps", str(steps), "--ray", "local", "--workers", str(workers)]
+    )
+    rollouts = RayRollouts(net, RuleConfig(), make_pool(net), args, env_seed=1, seed=0)
+    buf = _buffer(net, envs * steps)
+    try:
+        seconds, n = _time(rollouts.collect, buf, steps, budget)
+        memory = rollouts.memory_mib()
+    finally:
+        rollouts.close()
+    return {
+        "workers": workers,
+        "decisions_per_s": envs * steps * n / seconds,
+        "rollouts": n,
+        "seconds": seconds,
+        "stored_per_rollout": buf.n,
+        "worker_rss_mib": memory,
+    }
+
+
+def bench_in_process(net: PolicyNet, envs: int, steps: int, budget: float) -> dict:
+    """Rollout decisions/s of ``Collector`` in this process, single-threaded."""
+    single_thread()
+    venv = VectorEnv(envs, seed=1, oracle=True)
+    coll = ppo.Collector(net, venv, make_pool(net), 0.5, 0.5, 0.125, seed=0)
+    buf = _buffer(net, envs * steps)
+    seconds, n = _time(coll.collect, buf, steps, budget)
+    return {"decisions_per_s": envs * steps * n / seconds, "rollouts": n, "seconds": seconds}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """CLI entry point; returns the JSON document."""
+    p = argparse.ArgumentParser(prog="benchmarks.scale", description=__doc__)
+    p.add_argument("--envs", type=int_arg(2, 65536), default=256, help="total envs")
+    p.add_argument("--steps", type=int_arg(1, 4096), default=32)
+    p.add_argument("--budget", type=float_arg(0, 3600), default=20.0, help="seconds per figure")
+    p.add_argument("--quick", action="store_true", help="4 s budgets")
+    p.add_argument("--json", type=Path, default=None, help="write the results here")
+    args = p.parse_args(argv)
+    check_json_arg(p, args.json)
+    budget = 4.0 if args.quick else args.budget
+    torch.manual_seed(0)
+    net = learner_net()
+    init_ray("local", 2)
+    figures = {}
+    for workers in (1, 2):
+        log(f"Ray, {workers} worker(s), {args.envs} envs x {args.steps} steps per rollout ...")
+        figures[workers] = bench_ray(net, workers, args.envs, args.steps, budget)
+    import ray
+
+    ray.shutdown()
+    log("in-process Collector, one thread ...")
+    local = bench_in_process(net, args.envs, args.steps, budget)
+    ratio = figures[2]["decisions_per_s"] / figures[1]["decisions_per_s"]
+    rows = [["in-process Collector (1 thread)", f"{local['decisions_per_s']:,.0f}", "", "-"]]
+    base = figures[1]["decisions_per_s"]
+    for w, fig in figures.items():
+        mem = ", ".join(f"{m:.0f}" for m in fig["worker_rss_mib"])
+        dps = fig["decisions_per_s"]
+        rows.append([f"Ray, {w} worker(s)", f"{dps:,.0f}", mem, f"{dps / base:.2f}x"])
+    heads = ("rollouts", "left"), ("decisions/s", "right"), ("worker RSS MiB", "right")
+    print_table([*heads, ("vs 1 worker", "right")], rows)
+    print(
+        f"2 workers / 1 worker = {ratio:.2f} (goal >= 1.6); learner RSS {rss_mib():.0f} MiB; "
+        f"{args.envs} envs x {args.steps} steps, budget {budget:.0f} s per figure"
+    )
+    return write_results(
+        "scale",
+        {
+            "architecture": net.config.to_dict(),
+            "envs": args.envs,
+            "steps": args.steps,
+            "budget_s": budget,
+            "in_process": local,
+            "ray": [figures[1], figures[2]],
+            "ratio_2_vs_1": ratio,
+            "goal_ratio": 1.6,
+            "learner_rss_mib": rss_mib(),
+            "cores": os.cpu_count(),
+            "mean_stored_fraction": float(
+                np.mean([figures[w]["stored_per_rollout"] for w in (1, 2)])
+                / (args.envs * args.steps)
+            ),
+        },
+        args.json,
+    )
+
+
+if __name__ == "__main__":
+    main()
