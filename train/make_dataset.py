@@ -10,12 +10,19 @@ labels of the acting seat's opponents (``sichuan_env.engine.labels``), and
 each hand's game record and event tokens. The folder layout and the columns
 are documented in ``train/dataset.py``. The same command and seed always
 write the same data.
+
+``--ray ADDRESS|local --workers N`` splits the hands into ``--parts``
+(default N) independent parts, each played and written by a Ray worker
+(under ``out/.parts/``: on a cluster, ``--out`` must be on a filesystem
+every node sees), then merged in part order; the same command with
+``--parts N`` and without ``--ray`` writes the same rows.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -27,7 +34,7 @@ import pyarrow.parquet as pq
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from agents.evaluate import make_lineup_agents
+from agents.evaluate import block_seed, make_lineup_agents
 from sichuan_env import PRESETS, RuleConfig
 from sichuan_env._cli import int_arg, run
 from sichuan_env.encoding.events import VOCAB_SIZE, event_sequences
@@ -52,11 +59,21 @@ def generate(
     shard_rows: int = 200_000,
     progress: bool = True,
     command: str = "",
+    parts: int = 1,
+    ray: str | None = None,
+    workers: int = 2,
 ) -> dict[str, Any]:
     """Write a dataset folder; returns its metadata (also ``out/dataset.json``).
 
+    With ``parts`` > 1 the hands are split into independent parts (part ``p``
+    seeded ``agents.evaluate.block_seed(seed, p)``; part 0 is the one-part run's
+    start), played one after the other, or by ``workers`` Ray workers when
+    ``ray`` (an address or ``"local"``) is given, and merged in part order:
+    the same rows either way.
+
     Raises:
         ValueError: bad arguments (lineup, counts, version), or ``out`` holds a dataset already.
+        agents.distributed.RayMissingError: ``ray`` is given and Ray is not installed.
     """
     rules = RuleConfig() if rules is None else rules
     spec = get_obs_version(obs_version)
@@ -64,10 +81,116 @@ def generate(
         raise ValueError(f"hands must be in 1..{MAX_HANDS}, got {hands!r}")
     if not isinstance(num_envs, int) or num_envs < 1:
         raise ValueError(f"num_envs must be >= 1, got {num_envs!r}")
-    agents = make_lineup_agents(list(lineup), seed)
+    if not isinstance(parts, int) or not 1 <= parts <= hands:
+        raise ValueError(f"parts must be in 1..hands ({hands}), got {parts!r}")
+    make_lineup_agents(list(lineup), seed)  # checks the lineup before any file is written
     out = Path(out)
-    if (out / "dataset.json").exists() or (out / "decisions").exists():
-        raise ValueError(f"{out} holds a dataset already: choose another --out")
+    if any((out / name).exists() for name in ("dataset.json", "decisions", ".parts")):
+        raise ValueError(f"{out} holds a dataset (or a part of one) already: choose another --out")
+    t0 = time.perf_counter()
+    common = {
+        "lineup": list(lineup), "rules": rules, "obs_version": obs_version,
+        "num_envs": num_envs, "shard_rows": shard_rows,
+    }  # fmt: skip
+    if parts == 1 and ray is None:
+        done = [generate_part(**common, hands=hands, folder=out, seed=seed, progress=progress)]
+    else:
+        sizes = [hands // parts + (p < hands % parts) for p in range(parts)]
+        jobs = [
+            {**common, "hands": n, "folder": out / ".parts" / f"{p:05d}",
+             "seed": block_seed(seed, p), "first_game_id": sum(sizes[:p])}
+            for p, n in enumerate(sizes)
+        ]  # fmt: skip
+        done = _run_parts(jobs, ray, workers, progress)
+        _merge_parts(out, [job["folder"] for job in jobs])
+    meta = {
+        "format": FORMAT,
+        "obs_version": obs_version,
+        "obs_shape": list(spec.shape()),
+        "obs_blocks": [list(b) for b in spec.blocks],
+        "event_vocab_size": VOCAB_SIZE,
+        "lineup": list(lineup),
+        "rules": rules.to_dict(),
+        "seed": seed,
+        "hands": hands,
+        "parts": parts,
+        "decisions": sum(d["decisions"] for d in done),
+        "shards": sum(d["shards"] for d in done),
+        "seconds": round(time.perf_counter() - t0, 1),
+        "command": command,
+        "columns": [f.name for f in decision_schema(1)],
+    }
+    (out / "dataset.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    return meta
+
+
+def _run_parts(
+    jobs: list[dict[str, Any]], ray: str | None, workers: int, progress: bool
+) -> list[dict[str, int]]:
+    """Play every part, here one after the other or as Ray tasks; their counts in part order."""
+    if ray is None:
+        return [generate_part(**job, progress=progress) for job in jobs]
+    from agents.distributed import init_ray, worker_options
+
+    ray_mod = init_ray(ray, workers)
+    task = ray_mod.remote(**worker_options())(_part_task)
+    pending = {task.remote(job): p for p, job in enumerate(jobs)}
+    done: dict[int, dict[str, int]] = {}
+    columns = (TextColumn("parts"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), disable=not progress) as bar:
+        t = bar.add_task("parts", total=len(jobs))
+        while pending:
+            ready, _ = ray_mod.wait(list(pending), num_returns=1)
+            done[pending.pop(ready[0])] = ray_mod.get(ready[0])
+            bar.advance(t, 1)
+    return [done[p] for p in range(len(jobs))]
+
+
+def _part_task(job: dict[str, Any]) -> dict[str, int]:
+    """A Ray task: one part, single-threaded, written by the worker itself."""
+    from agents.distributed import single_thread
+
+    single_thread()
+    return generate_part(**job, progress=False)
+
+
+def _merge_parts(out: Path, folders: list[Path]) -> None:
+    """Move the parts' shards into ``out/decisions`` (numbered on), join records and games."""
+    (out / "decisions").mkdir(parents=True, exist_ok=True)
+    k = 0
+    games = []
+    with open(out / "records.jsonl", "wb") as records:
+        for folder in folders:
+            for shard in sorted((folder / "decisions").glob("part-*.parquet")):
+                shard.replace(out / "decisions" / f"part-{k:05d}.parquet")
+                k += 1
+            records.write((folder / "records.jsonl").read_bytes())
+            games.append(pq.read_table(folder / "games.parquet"))
+    pq.write_table(pa.concat_tables(games), out / "games.parquet")
+    shutil.rmtree(out / ".parts")
+
+
+def generate_part(
+    lineup: list[str],
+    hands: int,
+    folder: Path,
+    *,
+    rules: RuleConfig,
+    obs_version: int,
+    seed: int,
+    num_envs: int,
+    shard_rows: int,
+    progress: bool,
+    first_game_id: int = 0,
+) -> dict[str, int]:
+    """Play ``hands`` hands into ``folder`` (``decisions/``, ``records.jsonl``, ``games.parquet``).
+
+    Game ids start at ``first_game_id``. Returns ``{"decisions", "shards"}``; ``generate``
+    checks the arguments and writes ``dataset.json``.
+    """
+    spec = get_obs_version(obs_version)
+    agents = make_lineup_agents(list(lineup), seed)
+    out = Path(folder)
     (out / "decisions").mkdir(parents=True, exist_ok=True)
     n = min(num_envs, hands)
     venv = VectorEnv(n, rules=rules, obs_version=obs_version, seed=seed, labels=True)
@@ -80,7 +203,6 @@ def generate(
     schema = decision_schema(spec.rows())
     writer = _ShardWriter(out, schema, shard_rows)
     games: list[dict[str, Any]] = []
-    t0 = time.perf_counter()
     columns = (TextColumn("hands"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with (
         Progress(*columns, console=Console(stderr=True), disable=not progress) as bar,
@@ -116,7 +238,7 @@ def generate(
                 if len(games) >= hands:
                     pending[i] = []
                     continue
-                game_id = len(games)
+                game_id = first_game_id + len(games)
                 game = venv.last_game(int(i))
                 record = game.record()
                 final = record["result"]["scores"]
@@ -143,24 +265,7 @@ def generate(
             k += 1
     writer.close()
     pq.write_table(pa.Table.from_pylist(games), out / "games.parquet")
-    meta = {
-        "format": FORMAT,
-        "obs_version": obs_version,
-        "obs_shape": list(spec.shape()),
-        "obs_blocks": [list(b) for b in spec.blocks],
-        "event_vocab_size": VOCAB_SIZE,
-        "lineup": list(lineup),
-        "rules": rules.to_dict(),
-        "seed": seed,
-        "hands": hands,
-        "decisions": writer.rows,
-        "shards": writer.count,
-        "seconds": round(time.perf_counter() - t0, 1),
-        "command": command,
-        "columns": [f.name for f in decision_schema(1)],
-    }
-    (out / "dataset.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-    return meta
+    return {"decisions": writer.rows, "shards": writer.count}
 
 
 class _ShardWriter:
@@ -236,7 +341,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--shard-rows", type=int_arg(1000, 10_000_000), default=200_000)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--quiet", action="store_true")
+    p.add_argument(
+        "--parts", type=int_arg(1, MAX_HANDS), default=None,
+        help="independent parts (default: 1, or --workers with --ray); the rows depend on it",
+    )  # fmt: skip
+    p.add_argument("--ray", default=None, metavar="ADDRESS", help="parts on Ray ('local' or host:port)")  # fmt: skip
+    p.add_argument("--workers", type=int_arg(1, 4096), default=2, help="Ray workers (with --ray)")
     args = p.parse_args(argv)
+    parts = args.parts or (args.workers if args.ray else 1)
     try:
         meta = generate(
             args.lineup,
@@ -250,8 +362,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             progress=not args.quiet,
             command="python -m train.make_dataset "
             + " ".join(sys.argv[1:] if argv is None else argv),
+            parts=parts,
+            ray=args.ray,
+            workers=args.workers,
         )
-    except ValueError as exc:
+    except (ValueError, ImportError) as exc:  # ImportError: --ray without Ray installed
         p.error(str(exc))
     print(
         f"wrote {meta['hands']} hands, {meta['decisions']} decisions in {meta['shards']} shards "
