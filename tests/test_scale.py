@@ -1,0 +1,125 @@
+"""Scale-out on a local Ray (2 CPUs): evaluation, datasets and PPO rollouts; Gymnasium + SB3."""
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray")
+pytest.importorskip("sb3_contrib")
+torch = pytest.importorskip("torch")
+pq = pytest.importorskip("pyarrow.parquet")
+
+from agents import evaluate
+from agents.distributed import RayMissingError, import_ray
+from agents.torch_agent import TorchAgent
+from sichuan_env.envs.vector import VectorEnv
+from train import make_dataset, ppo
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def test_import_agents_does_not_import_ray():
+    code = "import sys, agents, agents.evaluate, agents.distributed; print('ray' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_a_missing_ray_is_a_clear_usage_error(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    with pytest.raises(RayMissingError, match=r"pip install -e '\.\[scale\]'"):
+        import_ray()
+    with pytest.raises(SystemExit) as exc:
+        evaluate.main(["--walls", "1", "--quiet", "--ray", "local"])
+    assert exc.value.code == 2 and ".[scale]" in capsys.readouterr().err
+
+
+def test_distributed_evaluation_equals_the_single_process_run(local_ray, tmp_path):
+    # a sampling agent (random) in the lineup: equal figures need the per-block reseeding
+    common = ["--walls", "12", "--block-walls", "4", "--seed", "5", "--quiet"]
+    common += ["--lineup", "heuristic", "random", "random", "value"]
+    local = evaluate.main([*common, "--json", str(tmp_path / "local.json")])
+    dist = evaluate.main([*common, "--json", str(tmp_path / "ray.json"), "--ray", "local"])
+    assert dist["workers"] == 2 and local["workers"] == 1
+    assert dist["agents"] == local["agents"]
+    saved = [json.loads((tmp_path / f).read_text())["agents"] for f in ("local.json", "ray.json")]
+    assert saved[0] == saved[1] == local["agents"]
+    assert local["agents"]["random"]["seat_hands"] == 12 * 4 * 2
+
+
+def test_make_dataset_on_ray_writes_the_rows_of_the_local_run(local_ray, tmp_path):
+    kw = {"obs_version": 2, "seed": 3, "num_envs": 4, "shard_rows": 1000, "progress": False}
+    lineup = ["heuristic", "random", "heuristic", "value"]
+    local = make_dataset.generate(lineup, 9, tmp_path / "local", parts=3, **kw)
+    dist = make_dataset.generate(lineup, 9, tmp_path / "ray", parts=3, ray="local", **kw)
+    assert local["decisions"] == dist["decisions"] > 0 and dist["parts"] == 3
+    for name in ("decisions", "games.parquet"):
+        assert pq.read_table(tmp_path / "local" / name).equals(
+            pq.read_table(tmp_path / "ray" / name)
+        )
+    assert (tmp_path / "local/records.jsonl").read_bytes() == (tmp_path / "ray/records.jsonl").read_bytes()  # fmt: skip
+    games = pq.read_table(tmp_path / "ray/games.parquet").column("game_id").to_pylist()
+    assert games == list(range(9)) and not (tmp_path / "ray/.parts").exists()
+
+
+def _ppo(run, *extra):
+    args = ["--run", str(run), "--envs", "16", "--steps", "8", "--hidden", "32", "--layers", "1"]
+    args += ["--threads", "1", "--quiet", "--iterations", "2", "--eval-every", "0"]
+    args += ["--pool-frac", "0.5", "--oracle-critic", "--aux", "--snapshot-every", "1", *extra]
+    return ppo.main(args)
+
+
+def test_distributed_ppo_writes_a_checkpoint_that_loads(local_ray, tmp_path):
+    row = _ppo(tmp_path / "ray2", "--ray", "local", "--workers", "2")
+    assert row["iteration"] == 2 and row["stored"] > 0 and np.isfinite(row["pg_loss"])
+    agent = TorchAgent.load(tmp_path / "ray2" / "last.pt")
+    venv = VectorEnv(4, seed=0)
+    obs, mask, _ = venv.reset()
+    actions = agent.act_batch(obs, mask)
+    assert mask[np.arange(4), actions].all()
+    # one worker runs the single-process Collector with the single-process seeds: same run
+    _ppo(tmp_path / "ray1", "--ray", "local", "--workers", "1")
+    _ppo(tmp_path / "local")
+    a = torch.load(tmp_path / "ray1" / "last.pt", weights_only=True)
+    b = torch.load(tmp_path / "local" / "last.pt", weights_only=True)
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_buffer_extend_shifts_the_trajectory_links():
+    buf = ppo.Buffer(8, 83, 0)
+    part = {f: getattr(buf, f)[:3].copy() for f in ppo.Buffer.FIELDS if getattr(buf, f) is not None}
+    part["next_idx"] = np.array([2, -1, -1])
+    part["actions"] = np.array([5, 6, 7])
+    buf.extend(part)
+    buf.extend(part)
+    assert buf.n == 6 and buf.next_idx[:6].tolist() == [2, -1, -1, 5, -1, -1]
+    assert buf.actions[:6].tolist() == [5, 6, 7, 5, 6, 7]
+    with pytest.raises(ValueError, match="too small"):
+        buf.extend(part)
+
+
+def test_check_env_and_a_few_hundred_maskable_ppo_steps():
+    import gymnasium
+    from gymnasium.utils.env_checker import check_env
+
+    env = gymnasium.make("SichuanMahjong-v0", opponents=("heuristic",) * 3)
+    check_env(env.unwrapped, skip_render_check=True)
+    spec = importlib.util.spec_from_file_location("sb3_example", ROOT / "examples/sb3_maskable_ppo.py")  # fmt: skip
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    model = example.train(256, seed=0)
+    assert model.num_timesteps >= 256
+    results = example.evaluate(model, 2, seed=1)
+    for s in results.values():
+        assert s["hands"] == 2 and np.isfinite(s["points_per_hand"])
