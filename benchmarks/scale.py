@@ -1,6 +1,6 @@
 """Scale-out: PPO rollout throughput on 1 and 2 Ray workers (local Ray), the same total envs.
 
-    python -m benchmarks.scale            # about a minute and a half
+    python -m benchmarks.scale            # about four minutes
     python -m benchmarks.scale --quick
 
 Collects ``train.ppo`` rollouts (``--envs`` x ``--steps`` decisions per
@@ -31,7 +31,6 @@ import copy
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from agents.distributed import init_ray, rss_mib, single_thread
@@ -118,9 +117,11 @@ def bench_in_process(net: PolicyNet, envs: int, steps: int, budget: float) -> di
 def main(argv: list[str] | None = None) -> dict:
     """CLI entry point; returns the JSON document."""
     p = argparse.ArgumentParser(prog="benchmarks.scale", description=__doc__)
-    p.add_argument("--envs", type=int_arg(2, 65536), default=256, help="total envs")
+    p.add_argument(
+        "--envs", type=int_arg(2, 65536), nargs="+", default=[256, 1024], help="total envs"
+    )
     p.add_argument("--steps", type=int_arg(1, 4096), default=32)
-    p.add_argument("--budget", type=float_arg(0, 3600), default=20.0, help="seconds per figure")
+    p.add_argument("--budget", type=float_arg(0, 3600), default=15.0, help="seconds per figure")
     p.add_argument("--quick", action="store_true", help="4 s budgets")
     p.add_argument("--json", type=Path, default=None, help="write the results here")
     args = p.parse_args(argv)
@@ -129,45 +130,56 @@ def main(argv: list[str] | None = None) -> dict:
     torch.manual_seed(0)
     net = learner_net()
     init_ray("local", 2)
-    figures = {}
-    for workers in (1, 2):
-        log(f"Ray, {workers} worker(s), {args.envs} envs x {args.steps} steps per rollout ...")
-        figures[workers] = bench_ray(net, workers, args.envs, args.steps, budget)
+    figures: dict[tuple[int, int], dict] = {}
+    for envs in args.envs:
+        for workers in (1, 2):
+            log(f"Ray, {workers} worker(s), {envs} envs x {args.steps} steps per rollout ...")
+            figures[envs, workers] = bench_ray(net, workers, envs, args.steps, budget)
     import ray
 
     ray.shutdown()
-    log("in-process Collector, one thread ...")
-    local = bench_in_process(net, args.envs, args.steps, budget)
-    ratio = figures[2]["decisions_per_s"] / figures[1]["decisions_per_s"]
-    rows = [["in-process Collector (1 thread)", f"{local['decisions_per_s']:,.0f}", "", "-"]]
-    base = figures[1]["decisions_per_s"]
-    for w, fig in figures.items():
-        mem = ", ".join(f"{m:.0f}" for m in fig["worker_rss_mib"])
-        dps = fig["decisions_per_s"]
-        rows.append([f"Ray, {w} worker(s)", f"{dps:,.0f}", mem, f"{dps / base:.2f}x"])
-    heads = ("rollouts", "left"), ("decisions/s", "right"), ("worker RSS MiB", "right")
-    print_table([*heads, ("vs 1 worker", "right")], rows)
+    local = {}
+    for envs in args.envs:
+        log(f"in-process Collector, one thread, {envs} envs ...")
+        local[envs] = bench_in_process(net, envs, args.steps, budget)
+    rows = []
+    results = []
+    for envs in args.envs:
+        base = figures[envs, 1]["decisions_per_s"]
+        rows.append([str(envs), "in process, 1 thread", f"{local[envs]['decisions_per_s']:,.0f}", "", ""])  # fmt: skip
+        for w in (1, 2):
+            fig = figures[envs, w]
+            mem = ", ".join(f"{m:.0f}" for m in fig["worker_rss_mib"])
+            dps = fig["decisions_per_s"]
+            rows.append(
+                [str(envs), f"Ray, {w} worker(s)", f"{dps:,.0f}", mem, f"{dps / base:.2f}x"]
+            )
+        ratio = figures[envs, 2]["decisions_per_s"] / base
+        results.append(
+            {
+                "envs": envs,
+                "in_process": local[envs],
+                "ray": [figures[envs, 1], figures[envs, 2]],
+                "ratio_2_vs_1": ratio,
+                "stored_fraction": figures[envs, 1]["stored_per_rollout"] / (envs * args.steps),
+            }
+        )
+    heads = [("total envs", "right"), ("rollouts", "left"), ("decisions/s", "right")]
+    print_table([*heads, ("worker RSS MiB", "right"), ("vs 1 worker", "right")], rows)
+    ratios = ", ".join(f"{r['ratio_2_vs_1']:.2f} ({r['envs']} envs)" for r in results)
     print(
-        f"2 workers / 1 worker = {ratio:.2f} (goal >= 1.6); learner RSS {rss_mib():.0f} MiB; "
-        f"{args.envs} envs x {args.steps} steps, budget {budget:.0f} s per figure"
+        f"2 workers / 1 worker: {ratios} (goal >= 1.6); learner RSS {rss_mib():.0f} MiB; "
+        f"{args.steps} steps per rollout, {budget:.0f} s per figure"
     )
     return write_results(
         "scale",
         {
             "architecture": net.config.to_dict(),
-            "envs": args.envs,
             "steps": args.steps,
             "budget_s": budget,
-            "in_process": local,
-            "ray": [figures[1], figures[2]],
-            "ratio_2_vs_1": ratio,
             "goal_ratio": 1.6,
             "learner_rss_mib": rss_mib(),
-            "cores": os.cpu_count(),
-            "mean_stored_fraction": float(
-                np.mean([figures[w]["stored_per_rollout"] for w in (1, 2)])
-                / (args.envs * args.steps)
-            ),
+            "results": results,
         },
         args.json,
     )
