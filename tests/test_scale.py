@@ -19,6 +19,7 @@ from agents.distributed import RayMissingError, import_ray
 from agents.torch_agent import TorchAgent
 from sichuan_env.envs.vector import VectorEnv
 from train import make_dataset, ppo
+from train.ppo_ray import export_buffer, extend_buffer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -96,17 +97,25 @@ def test_distributed_ppo_writes_a_checkpoint_that_loads(local_ray, tmp_path):
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
-def test_buffer_extend_shifts_the_trajectory_links():
-    buf = ppo.Buffer(8, 83, 0)
-    part = {f: getattr(buf, f)[:3].copy() for f in ppo.Buffer.FIELDS if getattr(buf, f) is not None}
-    part["next_idx"] = np.array([2, -1, -1])
-    part["actions"] = np.array([5, 6, 7])
-    buf.extend(part)
-    buf.extend(part)
+def test_buffers_travel_and_extend_with_shifted_trajectory_links():
+    src = ppo.Buffer(4, 83, 150)
+    src.n = 3
+    src.oracle[:3] = np.random.default_rng(0).integers(0, 2, (3, 150, 27))
+    src.obs[:3] = src.oracle[:3, :83]
+    src.next_idx[:3] = [2, -1, -1]
+    src.actions[:3] = [5, 6, 7]
+    part = export_buffer(src)
+    assert "obs" not in part  # the oracle view holds it
+    buf = ppo.Buffer(8, 83, 150)
+    extend_buffer(buf, part)
+    extend_buffer(buf, part)
     assert buf.n == 6 and buf.next_idx[:6].tolist() == [2, -1, -1, 5, -1, -1]
     assert buf.actions[:6].tolist() == [5, 6, 7, 5, 6, 7]
+    np.testing.assert_array_equal(buf.obs[3:6], src.obs[:3])
     with pytest.raises(ValueError, match="too small"):
-        buf.extend(part)
+        extend_buffer(buf, part)
+    with pytest.raises(ValueError, match="one side"):
+        extend_buffer(ppo.Buffer(8, 83, 0), part)
 
 
 def test_check_env_and_a_few_hundred_maskable_ppo_steps():

@@ -134,31 +134,6 @@ class Buffer:
     )  # fmt: skip
     """The per-decision arrays (``aux`` and ``oracle`` may be None)."""
 
-    def export(self) -> dict[str, np.ndarray]:
-        """Copies of the stored decisions' arrays (``next_idx`` counts from this buffer's row 0)."""
-        return {f: getattr(self, f)[: self.n].copy() for f in self.FIELDS if getattr(self, f) is not None}  # fmt: skip
-
-    def extend(self, part: dict[str, np.ndarray]) -> None:
-        """Append another buffer's ``export()``, its trajectory links shifted to their new rows.
-
-        Raises:
-            ValueError: the part does not fit, or its arrays do not match this buffer's.
-        """
-        m = len(part["actions"])
-        if self.n + m > len(self.actions):
-            raise ValueError("rollout buffer too small for the workers' decisions")
-        for f in self.FIELDS:
-            mine = getattr(self, f)
-            if (mine is None) != (part.get(f) is None):
-                raise ValueError(f"buffer field {f!r} present on one side only")
-            if mine is None:
-                continue
-            v = part[f]
-            if f == "next_idx":
-                v = np.where(v >= 0, v + self.n, -1)
-            mine[self.n : self.n + m] = v
-        self.n += m
-
     def advantages(self, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
         """``(advantages, returns)`` of the stored decisions."""
         n = self.n

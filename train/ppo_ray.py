@@ -9,7 +9,7 @@ owns a ``VectorEnv`` with its share of ``--envs`` and a CPU copy of the policy,
 and runs the very ``train.ppo.Collector`` of the single-process script. Every
 iteration the learner puts its weights into the object store once
 (``ray.put``), every worker loads them and collects ``--steps`` steps, and
-the learner appends the workers' buffers (``Buffer.extend``: trajectory links
+the learner appends the workers' buffers (``extend_buffer``: trajectory links
 shifted) before the update. The opponent pool (the heuristic, the ``--init``
 policy, the learner's snapshots) is sent to every worker when it changes,
 as weights; each worker draws its own opponents per hand, seeded per worker.
@@ -23,6 +23,7 @@ import argparse
 import time
 from typing import Any
 
+import numpy as np
 import torch
 
 from agents.base import Agent
@@ -76,6 +77,38 @@ def pool_agents(spec: PoolSpec) -> list[tuple[str, Agent]]:
     return out
 
 
+def export_buffer(buf: Buffer) -> dict[str, np.ndarray]:
+    """Copies of a buffer's stored decisions (``next_idx`` counts from its row 0), to send.
+
+    With an oracle view, ``obs`` (its first rows) is left out: ``extend_buffer`` restores it.
+    """
+    skip = {"obs"} if buf.oracle is not None else set()
+    fields = [f for f in Buffer.FIELDS if getattr(buf, f) is not None and f not in skip]
+    return {f: getattr(buf, f)[: buf.n].copy() for f in fields}
+
+
+def extend_buffer(buf: Buffer, part: dict[str, np.ndarray]) -> None:
+    """Append an ``export_buffer`` part to ``buf``, its trajectory links shifted to their new rows.
+
+    Raises:
+        ValueError: the part does not fit, or its arrays do not match the buffer's.
+    """
+    m = len(part["actions"])
+    if buf.n + m > len(buf.actions):
+        raise ValueError("rollout buffer too small for the workers' decisions")
+    part = dict(part)
+    if "obs" not in part and "oracle" in part:
+        part["obs"] = part["oracle"][:, : buf.obs.shape[1]]
+    for f in Buffer.FIELDS:
+        mine = getattr(buf, f)
+        if (mine is None) != (part.get(f) is None):
+            raise ValueError(f"buffer field {f!r} present on one side only")
+        if mine is not None:
+            v = part[f]
+            mine[buf.n : buf.n + m] = np.where(v >= 0, v + buf.n, -1) if f == "next_idx" else v
+    buf.n += m
+
+
 def split(total: int, parts: int) -> list[int]:
     """``total`` as ``parts`` sizes differing by at most one, larger first."""
     return [total // parts + (w < total % parts) for w in range(parts)]
@@ -127,7 +160,7 @@ class RolloutWorker:
         points = {name: list(pts) for name, pts in self.coll.hand_points.items()}
         for pts in self.coll.hand_points.values():
             pts.clear()
-        return {"buffer": self.buf.export(), "stats": stats, "hand_points": points}
+        return {"buffer": export_buffer(self.buf), "stats": stats, "hand_points": points}
 
     def memory_mib(self) -> float:
         """This worker's resident memory."""
@@ -197,7 +230,7 @@ class RayRollouts:
         )
         buf.clear()
         for out in outs:
-            buf.extend(out["buffer"])
+            extend_buffer(buf, out["buffer"])
             for name, pts in out["hand_points"].items():
                 self.hand_points.setdefault(name, []).extend(pts)
         for key in ("t_env", "t_policy", "t_opp"):  # per worker, averaged: shares of wall time
@@ -215,4 +248,7 @@ class RayRollouts:
         self.workers = []
 
 
-__all__ = ["SEED_STRIDE", "RayRollouts", "RolloutWorker", "pool_agents", "pool_spec", "split"]
+__all__ = [
+    "SEED_STRIDE", "RayRollouts", "RolloutWorker", "export_buffer", "extend_buffer", "pool_agents",
+    "pool_spec", "split",
+]  # fmt: skip
