@@ -23,6 +23,11 @@ gives the legal actions (for sb3-contrib's ``MaskablePPO``), and so does
 of ``-illegal_penalty`` and ``info["illegal_action"] = True`` (what
 ``gymnasium.utils.env_checker.check_env`` and unmasked learners need);
 ``illegal_action="raise"`` raises ``IllegalActionError`` instead.
+
+Rule-based opponents (``heuristic``, ``value``, ``defensive``) play inside
+numba between the learner's decisions (``agents.fused``: the same kernels,
+so the same actions as the agent objects); ``python -m benchmarks.gym_env``
+measures the learner steps/s.
 """
 
 from __future__ import annotations
@@ -39,8 +44,12 @@ from sichuan_env.engine.actions import ACTION_SPACE
 from sichuan_env.engine.errors import IllegalActionError
 from sichuan_env.engine.game import validate_seed
 from sichuan_env.envs.render import render_seat
+from sichuan_env.kernels.tables import get_tables
 
+from .fused import run_styles_at, style_codes
 from .registry import make_agent
+
+_T = get_tables()
 
 
 class SingleSeatEnv(gymnasium.Env):
@@ -56,6 +65,8 @@ class SingleSeatEnv(gymnasium.Env):
         illegal_action: ``"penalize"`` (a no-op step rewarded ``-illegal_penalty``) or ``"raise"``.
         illegal_penalty: the penalty of an illegal action (>= 0).
         render_mode: None or ``"ansi"``.
+        fused_opponents: play rule-based opponents (heuristic, value, defensive) inside numba
+            (``agents.fused``; the same actions as the agent objects, several times faster).
 
     Raises:
         ValueError, TypeError: bad arguments (an unknown agent names the registered ones).
@@ -74,6 +85,7 @@ class SingleSeatEnv(gymnasium.Env):
         illegal_action: str = "penalize",
         illegal_penalty: float = 1.0,
         render_mode: str | None = None,
+        fused_opponents: bool = True,
     ) -> None:
         if not isinstance(opponents, (list, tuple)) or len(opponents) != 3:
             raise ValueError(f"opponents must name 3 agents, got {opponents!r}")
@@ -113,6 +125,13 @@ class SingleSeatEnv(gymnasium.Env):
         self.seat = 0 if seat == "rotate" else int(seat)
         self._r = self.rules.as_array().copy()
         self._obs_buf = {v: np.zeros(s.shape(), np.uint8) for v, s in self._other_specs.items()}
+        # rule-based opponents play inside numba (agents.fused): the same answers, no Python per decision
+        if not isinstance(fused_opponents, (bool, np.bool_)):
+            raise TypeError(f"fused_opponents must be True or False, got {fused_opponents!r}")
+        self._codes = style_codes(self.opponent_specs) if fused_opponents else None
+        self._styles = np.zeros(4, dtype=np.int64)
+        self._v1 = np.zeros((83, 27), dtype=np.uint8)
+        self._mask_buf = np.zeros(ACTION_SPACE, dtype=np.int8)
 
     # ------------------------------------------------------------------ api
     def reset(
@@ -128,6 +147,9 @@ class SingleSeatEnv(gymnasium.Env):
                     agent.reset(seed + k + 1)
         if self.seat_rule == "rotate":
             self.seat = self._hand % 4
+        if self._codes is not None:
+            for k in range(3):
+                self._styles[(self.seat + 1 + k) % 4] = self._codes[k]
         self._hand += 1
         self._game = Game(self.rules, seed=int(self.np_random.integers(0, 2**63)))
         reward = self._advance()
@@ -181,6 +203,21 @@ class SingleSeatEnv(gymnasium.Env):
     def _advance(self) -> None:
         """Opponents act until the learner owes a decision or the hand is over."""
         game = self._require()
+        if self._codes is not None:
+            run_styles_at(
+                game._st,
+                0,
+                self._styles,
+                self.seat,
+                self._r,
+                _T["FLAGS"],
+                _T["WAITS"],
+                self._v1,
+                self._mask_buf,
+                _T["DIST"],
+            )
+            game._mask_ok = False  # the state moved on outside Game's own methods
+            return
         while not game.is_over() and game.to_act() != self.seat:
             s = game.to_act()
             agent = self.opponents[(s - self.seat - 1) % 4]

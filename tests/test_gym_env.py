@@ -95,3 +95,45 @@ def test_order_and_versions():
         env.step(0)
     obs, _ = env.reset(seed=0)
     assert obs.shape == (299, 27)
+
+
+@pytest.mark.parametrize("opponents", [("heuristic",) * 3, ("value", "defensive", "heuristic")])
+def test_fused_opponents_play_exactly_as_the_agent_objects(opponents):
+    """The numba opponents (agents.fused) give the same hands, rewards and records as the Python agents."""
+    fast = gymnasium.make(
+        "SichuanMahjong-v0", opponents=opponents, rules=RuleConfig(exchange_three=True)
+    )
+    slow = gymnasium.make(
+        "SichuanMahjong-v0",
+        opponents=opponents,
+        rules=RuleConfig(exchange_three=True),
+        fused_opponents=False,
+    )
+    assert fast.unwrapped._codes is not None and slow.unwrapped._codes is None
+    rng = np.random.default_rng(1)
+    (o1, i1), (o2, i2) = fast.reset(seed=5), slow.reset(seed=5)
+    hands = steps = 0
+    while hands < 8:
+        assert np.array_equal(o1, o2) and np.array_equal(i1["action_mask"], i2["action_mask"])
+        a = int(rng.choice(np.flatnonzero(i1["action_mask"])))
+        o1, r1, d1, _, i1 = fast.step(a)
+        o2, r2, d2, _, i2 = slow.step(a)
+        steps += 1
+        assert (r1, d1) == (r2, d2)
+        if d1:
+            assert fast.unwrapped.game.record() == slow.unwrapped.game.record()
+            hands += 1
+            (o1, i1), (o2, i2) = fast.reset(), slow.reset()
+    assert steps > 8 * 5
+
+
+def test_fused_opponents_argument_is_checked():
+    with pytest.raises(TypeError, match="fused_opponents"):
+        gymnasium.make("SichuanMahjong-v0", fused_opponents="yes")
+    # an opponent that numba cannot play falls back to the agent objects
+    assert (
+        gymnasium.make(
+            "SichuanMahjong-v0", opponents=("heuristic", "random", "heuristic")
+        ).unwrapped._codes
+        is None
+    )
