@@ -37,6 +37,10 @@ iterations a duplicate match against three heuristics (``--eval-walls``
 walls x 4 rotations) is logged, and the best so far saved as ``run/best.pt``.
 ``--resume`` continues from ``run/last.pt`` and ``run/state.pt`` (the
 snapshot pool starts again from the ``--init`` policy).
+
+``--ray ADDRESS|local --workers N`` collects on N Ray actors, each running
+this ``Collector`` on its share of the envs (``train/ppo_ray.py``); the
+update stays here.
 """
 
 from __future__ import annotations
