@@ -107,7 +107,9 @@ def _play_chunk(
         by_version = {venv.obs_version: obs}  # other versions re-encoded once per step
         for name, agent in agents.items():
             idx = np.flatnonzero((names == name) & ~finished)
-            if idx.size:
+            if idx.size and getattr(agent, "reads_state", False):  # e.g. SearchAgent
+                actions[idx] = agent.act_states(venv.states_of(idx), mask[idx])
+            elif idx.size:
                 v = agent.obs_version
                 if v not in by_version:
                     by_version[v] = venv.observe(v)

@@ -157,6 +157,19 @@ class VectorEnv:
         snapshot.flags.writeable = False
         return snapshot
 
+    def states_of(self, rows: np.ndarray) -> np.ndarray:
+        """A copy of the hand records of ``rows`` (indices into the N slots), for agents that read them.
+
+        Raises:
+            ValueError: for rows that are not integer indices in ``[0, N)``.
+        """
+        idx = np.asarray(rows)
+        if idx.dtype == np.bool_ or not np.issubdtype(idx.dtype, np.integer) or idx.ndim != 1:
+            raise ValueError(f"rows must be a 1-d array of slot indices, got {rows!r}")
+        if idx.size and (idx.min() < 0 or idx.max() >= self.num_envs):
+            raise ValueError(f"rows must be slot indices in [0, {self.num_envs})")
+        return self._states[idx]
+
     def seed(self, seed: int | None) -> None:
         """Set the base seed (used by the next ``reset``); None draws one at random.
 
