@@ -71,3 +71,25 @@ def style_codes(names: list[str] | tuple[str, ...]) -> np.ndarray | None:
     if not all(isinstance(n, str) and n in STYLES for n in names):
         return None
     return np.array([STYLES[n] for n in names], dtype=np.int64)
+
+
+@njit
+def learner_step_at(
+    states, i: int, action: int, styles, seat: int, rules, flags, waits, obs, mask, dist, out
+) -> int:
+    """The learner's step of the single-seat env, in one call.
+
+    Applies ``seat``'s ``action`` (legal: the caller checked it) to ``states[i]``,
+    lets the other seats play by ``styles`` until ``seat`` owes a decision or
+    the hand is over, and writes ``seat``'s legal mask into ``out`` (zeros
+    once the hand is over). Returns ``seat``'s point change over the span.
+    """
+    st = states[i]
+    before = st.scores[seat]
+    apply(st, action, rules, flags, waits)
+    run_styles(st, styles, seat, rules, flags, waits, obs, mask, dist)
+    if st.phase == PH_OVER:
+        out[:] = 0
+    else:
+        legal_mask(st, rules, flags, out)
+    return st.scores[seat] - before

@@ -43,10 +43,11 @@ from sichuan_env.encoding.registry import get as get_obs_version
 from sichuan_env.engine.actions import ACTION_SPACE
 from sichuan_env.engine.errors import IllegalActionError
 from sichuan_env.engine.game import validate_seed
+from sichuan_env.engine.state import PH_OVER
 from sichuan_env.envs.render import render_seat
 from sichuan_env.kernels.tables import get_tables
 
-from .fused import run_styles_at, style_codes
+from .fused import learner_step_at, run_styles_at, style_codes
 from .registry import make_agent
 
 _T = get_tables()
@@ -132,6 +133,8 @@ class SingleSeatEnv(gymnasium.Env):
         self._styles = np.zeros(4, dtype=np.int64)
         self._v1 = np.zeros((83, 27), dtype=np.uint8)
         self._mask_buf = np.zeros(ACTION_SPACE, dtype=np.int8)
+        self._next = np.zeros(ACTION_SPACE, dtype=np.int8)
+        self._legal = np.zeros(ACTION_SPACE, dtype=bool)  # the learner's mask now
 
     # ------------------------------------------------------------------ api
     def reset(
@@ -151,38 +154,51 @@ class SingleSeatEnv(gymnasium.Env):
             for k in range(3):
                 self._styles[(self.seat + 1 + k) % 4] = self._codes[k]
         self._hand += 1
-        self._game = Game(self.rules, seed=int(self.np_random.integers(0, 2**63)))
-        reward = self._advance()
-        del reward  # points moved before the learner's first decision: none can
+        self._game = game = Game(self.rules, seed=int(self.np_random.integers(0, 2**63)))
+        self._phase = game._st["phase"]  # views into the record: cheap reads every step
+        self._scores = game._st["scores"][0]
+        self._advance()
         return self._observe(), self._info()
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Apply the learner's action; the opponents play until the learner owes a decision."""
         game = self._require()
-        if game.is_over():
+        if self._phase[0] == PH_OVER:
             raise RuntimeError("the hand is over: call reset()")
         legal = (
             isinstance(action, (int, np.integer))
             and not isinstance(action, (bool, np.bool_))
             and 0 <= action < ACTION_SPACE
-            and bool(game._mask()[action])
+            and bool(self._legal[action])
         )
         if not legal and self.illegal_action == "penalize":
             info = self._info()
             info["illegal_action"] = True
             return self._observe(), -self.illegal_penalty, False, False, info
-        before = int(game._st["scores"][0][self.seat])
-        game.step_id(action)  # IllegalActionError (nothing changes) if not legal
-        self._advance()
-        reward = (int(game._st["scores"][0][self.seat]) - before) * self.reward_scale
-        return self._observe(), reward, game.is_over(), False, self._info()
+        if legal and self._codes is not None:  # one numba call: learner, opponents, next mask
+            delta = learner_step_at(
+                game._st, 0, int(action), self._styles, self.seat, self._r, _T["FLAGS"],
+                _T["WAITS"], self._v1, self._mask_buf, _T["DIST"], self._next,
+            )  # fmt: skip
+            game._mask_ok = False  # the state moved on outside Game's own methods
+            self._legal = self._next.astype(bool)
+        else:
+            before = int(self._scores[self.seat])
+            game.step_id(action)  # IllegalActionError (nothing changes) if not legal
+            self._advance()
+            delta = int(self._scores[self.seat]) - before
+        return (
+            self._observe(),
+            delta * self.reward_scale,
+            bool(self._phase[0] == PH_OVER),
+            False,
+            self._info(),
+        )
 
     def action_masks(self) -> np.ndarray:
         """``bool[88]``: the learner's legal actions now (all False once the hand is over)."""
-        game = self._require()
-        if game.is_over() or game.to_act() != self.seat:
-            return np.zeros(ACTION_SPACE, dtype=bool)
-        return game.legal_mask().astype(bool)
+        self._require()
+        return self._legal.copy()
 
     def render(self) -> str | None:
         """``ansi``: the learner's view as text."""
@@ -217,14 +233,16 @@ class SingleSeatEnv(gymnasium.Env):
                 _T["DIST"],
             )
             game._mask_ok = False  # the state moved on outside Game's own methods
-            return
-        while not game.is_over() and game.to_act() != self.seat:
-            s = game.to_act()
-            agent = self.opponents[(s - self.seat - 1) % 4]
-            spec = self._other_specs[agent.obs_version]
-            obs = self._obs_buf[agent.obs_version]
-            spec.encode_at(game._st, 0, s, False, self._r, obs)
-            game.step_id(int(agent.act(obs, game._mask())))
+        else:
+            while not game.is_over() and game.to_act() != self.seat:
+                s = game.to_act()
+                agent = self.opponents[(s - self.seat - 1) % 4]
+                spec = self._other_specs[agent.obs_version]
+                obs = self._obs_buf[agent.obs_version]
+                spec.encode_at(game._st, 0, s, False, self._r, obs)
+                game.step_id(int(agent.act(obs, game._mask())))
+        over = game.is_over()
+        self._legal = np.zeros(ACTION_SPACE, dtype=bool) if over else game._mask().astype(bool)
 
     def _observe(self) -> np.ndarray:
         game = self._require()
@@ -233,7 +251,7 @@ class SingleSeatEnv(gymnasium.Env):
         return out
 
     def _info(self) -> dict[str, Any]:
-        return {"action_mask": self.action_masks(), "seat": self.seat, "illegal_action": False}
+        return {"action_mask": self._legal.copy(), "seat": self.seat, "illegal_action": False}
 
 
 __all__ = ["IllegalActionError", "SingleSeatEnv"]

@@ -119,3 +119,28 @@ def test_play_duplicate_rejects_bad_arguments():
             play_duplicate(lu, walls, r, seed, progress=False, agents=agents)
     records = play_duplicate(lineup, 1, rules, 0, progress=False)
     assert sorted((w, rot) for w, rot, _ in records) == [(0, 0), (0, 1), (0, 2), (0, 3)]
+
+
+def test_heuristic_ukeire_matches_the_shanten_reference():
+    """The key-arithmetic ukeire equals one shanten call per tile on thousands of random hands."""
+    from agents.heuristic import _ukeire, _ukeire_plain
+    from sichuan_env.kernels.tables import get_tables
+
+    dist = get_tables()["DIST"]
+    rng = np.random.default_rng(0)
+    checked = tenpai = 0
+    for _ in range(4000):
+        size = int(rng.choice([1, 4, 7, 10, 13]))
+        hand = np.zeros(27, np.uint8)
+        suits = rng.choice(3, size=int(rng.integers(1, 4)), replace=False)
+        while hand.sum() < size:
+            t = int(rng.choice(suits)) * 9 + int(rng.integers(9))
+            if hand[t] < 4:
+                hand[t] += 1
+        unseen = rng.integers(0, 5, 27)
+        void = int(rng.integers(-1, 3))
+        fast = _ukeire(hand, void, unseen, dist)
+        assert fast == _ukeire_plain(hand.copy(), void, unseen, dist), (hand, void)
+        checked += 1
+        tenpai += fast[0] == 0
+    assert checked == 4000 and tenpai > 50
