@@ -56,3 +56,35 @@ def test_bc_of_the_heuristic_runs_end_to_end_and_resumes(tmp_path):
     mask = np.zeros(88, np.int8)
     mask[[1, 2]] = 1
     assert agent.act(obs, mask) in (1, 2)
+
+
+def test_expert_iteration_distils_a_search_teacher_into_a_trained_policy(tmp_path):
+    """--teacher search (reads the engine state) with --init: starts from the checkpoint's weights."""
+    init = tmp_path / "init"
+    args = ["--envs", "8", "--chunk-steps", "4", "--chunks", "1", "--val-decisions", "40"]
+    args += ["--threads", "1", "--quiet", "--hidden", "32", "--layers", "1"]
+    bc.main([*args, "--run", str(init), "--epochs", "1"])
+    start = TorchAgent.load(init / "last.pt").net.state_dict()
+    run = tmp_path / "expert"
+    ex = [
+        "--run",
+        str(run),
+        "--teacher",
+        "search",
+        "--search-samples",
+        "2",
+        "--init",
+        str(init / "last.pt"),
+    ]
+    bc.main([*args[:-4], *ex, "--epochs", "1", "--lr", "1e-2"])
+    agent = TorchAgent.load(run / "last.pt")
+    assert agent.meta["teacher"] == "search" and agent.meta["init"] == str(init / "last.pt")
+    after = agent.net.state_dict()
+    assert after.keys() == start.keys()  # the same architecture as the checkpoint
+    assert any(not torch.equal(after[k], start[k]) for k in after)  # and it was trained
+    with pytest.raises(SystemExit):
+        bc.main([*args, *ex, "--resume"])  # --init and --resume exclude each other
+    with pytest.raises(SystemExit):
+        bc.main(
+            [*args, "--run", str(tmp_path / "x"), "--search-samples", "4"]
+        )  # not a search teacher

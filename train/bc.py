@@ -13,6 +13,13 @@ TensorBoard with ``--tensorboard``), saves ``run/last.pt`` (+ JSON) and, when
 the held-out accuracy improved, ``run/best.pt``. ``--resume`` continues a run
 from ``run/last.pt`` and ``run/state.pt`` (fresh hands, seeded by the epoch).
 The run stops after ``--epochs`` epochs or ``--minutes`` minutes.
+
+Expert iteration: the teacher may be a search agent that reads the engine
+state (``--teacher search``, ``agents.search_agent``); ``--init CHECKPOINT``
+starts from a trained policy (its architecture and weights) instead of a
+fresh network, so the search's improvements are distilled into it::
+
+    python -m train.bc --teacher search --init agents/checkpoints/ppo.pt --run runs/expert --lr 1e-4
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agents.base import Agent
 from agents.registry import make_agent
+from agents.torch_agent import load_network
 from agents.torch_policy import PolicyConfig, PolicyNet, masked_logits
 from sichuan_env import PRESETS, RuleConfig
 from sichuan_env.envs.vector import VectorEnv
@@ -55,9 +63,12 @@ def teacher_stream(
     while True:
         o_buf, m_buf, a_buf = [], [], []
         for _ in range(steps):
-            same = teacher.obs_version == venv.obs_version
-            teach_obs = obs if same else venv.observe(teacher.obs_version)
-            actions = teacher.act_batch(teach_obs, mask)
+            if getattr(teacher, "reads_state", False):  # a search teacher (expert iteration)
+                actions = teacher.act_states(venv.states_of(np.arange(venv.num_envs)), mask)
+            else:
+                same = teacher.obs_version == venv.obs_version
+                teach_obs = obs if same else venv.observe(teacher.obs_version)
+                actions = teacher.act_batch(teach_obs, mask)
             keep = mask.sum(axis=1) > 1
             o_buf.append(obs[keep].copy())
             m_buf.append(mask[keep])
@@ -172,6 +183,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=2, help="torch threads")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--resume", action="store_true", help="continue run/last.pt")
+    p.add_argument(
+        "--init", type=Path, default=None, help="start from this policy checkpoint (.pt + .json)"
+    )
+    p.add_argument(
+        "--search-samples",
+        type=int,
+        default=None,
+        help="rollouts per candidate of a search teacher",
+    )
     p.add_argument("--tensorboard", action="store_true", help="also log to run/tb")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
@@ -186,10 +206,24 @@ def main(argv: list[str] | None = None) -> dict:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
     if args.seed < 0 or args.threads < 1 or not args.lr > 0 or not args.minutes > 0:
         p.error("--seed must be >= 0, --threads >= 1, --lr and --minutes > 0")
+    if args.resume and args.init is not None:
+        p.error("--init starts a new run; --resume continues one: give one of them")
     try:
         teacher = make_agent(args.teacher, seed=args.seed)
     except ValueError as exc:
         p.error(f"--teacher: {exc}")
+    if args.search_samples is not None:
+        if not getattr(teacher, "reads_state", False) or not hasattr(teacher, "samples"):
+            p.error("--search-samples is for a search teacher (--teacher search)")
+        if not 1 <= args.search_samples <= 4096:
+            p.error("--search-samples must be in 1..4096")
+        teacher.samples = args.search_samples
+    init = None
+    if args.init is not None:
+        try:
+            init, _ = load_network(args.init)
+        except (OSError, ValueError) as exc:
+            p.error(f"--init: {exc}")
     setup(args.threads, args.seed)
     rules = RuleConfig.preset(args.preset)
 
@@ -199,9 +233,10 @@ def main(argv: list[str] | None = None) -> dict:
     if args.resume:
         net, opt, counters, _ = load_run(args.run, make_opt)
     else:
-        net = PolicyNet(
+        net = init or PolicyNet(
             PolicyConfig(arch=args.arch, hidden=args.hidden, layers=args.layers, aux=args.aux)
         )
+        net.train()
         opt = make_opt(net)
         counters = {"epoch": 0, "samples": 0, "decisions": 0, "wall_clock_s": 0.0, "best_acc": 0.0}
     log = MetricLog(args.run / "metrics.jsonl", args.run / "tb" if args.tensorboard else None)
@@ -214,6 +249,7 @@ def main(argv: list[str] | None = None) -> dict:
         "rules": rules.to_dict(),
         "method": "bc",
         "teacher": args.teacher,
+        "init": None if args.init is None else str(args.init),
         "command": command_line("train.bc"),
         "commit": git_commit(),
     }
