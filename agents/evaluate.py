@@ -108,7 +108,7 @@ def _play_chunk(
         for name, agent in agents.items():
             idx = np.flatnonzero((names == name) & ~finished)
             if idx.size and getattr(agent, "reads_state", False):  # e.g. SearchAgent
-                actions[idx] = agent.act_states(venv.states_of(idx), mask[idx])
+                actions[idx] = agent.act_states(venv.states_of(idx), mask[idx], rules)
             elif idx.size:
                 v = agent.obs_version
                 if v not in by_version:

@@ -143,13 +143,23 @@ class SearchAgent(BaseAgent):
         if seed is not None:
             self._seed = np.uint64(check_seed(seed))
 
-    def act_states(self, states: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    def act_states(
+        self, states: np.ndarray, masks: np.ndarray, rules: RuleConfig | None = None
+    ) -> np.ndarray:
         """One action per row: ``states`` ``STATE_DTYPE[N]`` (not modified), ``masks`` their legal actions.
+
+        ``rules``: the ruleset the host plays (checked against the agent's: the
+        rollouts must play the same game).
 
         Raises:
             ValueError: states that are not ``STATE_DTYPE[N]`` or masks that do not match them,
-                or a state whose seat to act has no legal action.
+                a state whose seat to act has no legal action, or other rules than the agent's.
         """
+        if rules is not None and rules != self.rules:
+            raise ValueError(
+                "the search agent was made for other rules than the game's: "
+                "make it with SearchAgent(rules=...) for this ruleset"
+            )
         if not isinstance(states, np.ndarray) or states.dtype != STATE_DTYPE or states.ndim != 1:
             raise InputTypeError(
                 "states must be a STATE_DTYPE[N] array (the engine's hand records)"

@@ -135,6 +135,11 @@ def test_search_agent_arguments_and_obs_only_use():
     states = _turn_states(2)
     with pytest.raises(ValueError, match="rows"):
         agent.act_states(states, np.ones((3, 88), np.int8))
+    masks = np.zeros((2, 88), np.int8)
+    for k in range(2):
+        legal_mask_at(states, k, R, T["FLAGS"], masks[k])
+    with pytest.raises(ValueError, match="other rules"):
+        agent.act_states(states, masks, RuleConfig(exchange_three=True))
     with pytest.raises(RuntimeError, match="act_states"):
         agent.act(np.zeros((83, 27), np.uint8), np.ones(88, np.int8))
 

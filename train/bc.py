@@ -64,7 +64,9 @@ def teacher_stream(
         o_buf, m_buf, a_buf = [], [], []
         for _ in range(steps):
             if getattr(teacher, "reads_state", False):  # a search teacher (expert iteration)
-                actions = teacher.act_states(venv.states_of(np.arange(venv.num_envs)), mask)
+                actions = teacher.act_states(
+                    venv.states_of(np.arange(venv.num_envs)), mask, venv.rules
+                )
             else:
                 same = teacher.obs_version == venv.obs_version
                 teach_obs = obs if same else venv.observe(teacher.obs_version)
