@@ -13,7 +13,10 @@ previous), the exact labels of ``sichuan_env.engine.labels``:
   any opponent's ``deal_in[:, t] > 0``.
 
 The network (``BeliefNet``): an MLP trunk over the flattened planes gives a
-context vector; a per-tile branch (a 1x1 convolution over the 27 tile
+context vector (with ``seq_hidden > 0``, plus a projection of a GRU's state
+after the seat's public event tokens, ``sichuan_env.encoding.events``, which
+also adds a linear correction to every logit; ``predict`` then needs
+``tokens`` too); a per-tile branch (a 1x1 convolution over the 27 tile
 columns, then two rank convolutions of width 3 inside each suit) reads each
 tile's own column and its neighbours; the context is added to every tile's
 features; per-tile heads give the wait, hand and deal-in logits and a linear
@@ -49,6 +52,8 @@ import torch
 from torch import nn
 
 from sichuan_env.encoding import observation as O
+from sichuan_env.encoding.events import VOCAB_SIZE
+from sichuan_env.tiles import InputTypeError
 
 from .base import check_observations
 from .torch_agent import (
@@ -78,6 +83,8 @@ REQUIRED = {
     "sha256": str,
 }
 """Keys every belief checkpoint JSON holds, with their JSON types."""
+OPTIONAL_ARCH = {"seq_hidden", "seq_embed"}
+"""Architecture fields added later: checkpoints written before them take the defaults."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +98,9 @@ class BeliefConfig:
         tile_channels: features per tile column in the per-tile branch.
         dropout: dropout rate in the trunk and the tile branch while training.
         tenpai_pool: the tenpai head also reads the tile features, max- and mean-pooled.
+        seq_hidden: width of the GRU over the event tokens, added to the trunk's context
+            (0: no sequence branch, the model reads the planes only).
+        seq_embed: width of the event-token embedding (with ``seq_hidden > 0``).
     """
 
     obs_version: int = 2
@@ -99,6 +109,8 @@ class BeliefConfig:
     tile_channels: int = 64
     dropout: float = 0.0
     tenpai_pool: bool = False
+    seq_hidden: int = 0
+    seq_embed: int = 32
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -111,7 +123,11 @@ class BeliefConfig:
                     raise ValueError(f"BeliefConfig.tenpai_pool must be a bool, got {v!r}")
             elif isinstance(v, bool) or not isinstance(v, int):
                 raise ValueError(f"BeliefConfig.{f.name} must be an integer, got {v!r}")
-        for name, lo, hi in (("hidden", 8, 4096), ("layers", 1, 8), ("tile_channels", 4, 512)):
+        ranges = (("hidden", 8, 4096), ("layers", 1, 8), ("tile_channels", 4, 512),
+                  ("seq_embed", 4, 512))  # fmt: skip
+        if self.seq_hidden:
+            ranges += (("seq_hidden", 8, 1024),)
+        for name, lo, hi in ranges:
             if not lo <= getattr(self, name) <= hi:
                 raise ValueError(
                     f"BeliefConfig.{name} must be in [{lo}, {hi}], got {getattr(self, name)}"
@@ -142,7 +158,7 @@ class BeliefConfig:
             raise ValueError(f"the architecture must be a JSON object, got {type(data).__name__}")
         known = {f.name for f in fields(cls)}
         unknown = sorted(str(k) for k in set(data) - known)
-        missing = sorted(known - set(data))
+        missing = sorted(known - set(data) - OPTIONAL_ARCH)
         if unknown or missing:
             raise ValueError(f"architecture fields unknown {unknown}, missing {missing}")
         return cls(**data)
@@ -175,11 +191,42 @@ class BeliefNet(nn.Module):
         self.tile_head = nn.Sequential(nn.Conv1d(ch, ch, 1), nn.ReLU(), nn.Conv1d(ch, 7, 1))
         self.drop = nn.Dropout(c.dropout)
         self.tenpai_head = nn.Linear(c.hidden + (2 * ch if c.tenpai_pool else 0), 3)
+        if c.seq_hidden:
+            self.embed = nn.Embedding(VOCAB_SIZE, c.seq_embed, padding_idx=0)
+            self.gru = nn.GRU(c.seq_embed, c.seq_hidden, batch_first=True)
+            self.seq_proj = nn.Linear(c.seq_hidden, c.hidden)
+            self.seq_out = nn.Linear(c.seq_hidden, 3 + 7 * 27)  # a direct correction of the logits
+            for m in (self.seq_proj, self.seq_out):  # starts as the planes-only network
+                nn.init.zeros_(m.weight)
+                nn.init.zeros_(m.bias)
 
-    def forward(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Logits ``{"tenpai": [B, 3], "waits": [B, 3, 27], "hand": [B, 3, 27], "deal_in": [B, 27]}``."""
+    def forward(
+        self,
+        obs: torch.Tensor,
+        tokens: torch.Tensor | None = None,
+        ends: torch.Tensor | None = None,
+        seq: torch.Tensor | None = None,
+    ) -> dict[str, torch.Tensor]:
+        """Logits ``{"tenpai": [B, 3], "waits": [B, 3, 27], "hand": [B, 3, 27], "deal_in": [B, 27]}``.
+
+        Args:
+            obs: ``[B, rows, 27]`` planes.
+            tokens: (sequence models) ``long[S, L]`` event tokens, right-padded with 0.
+            ends: ``long[B]``: row b has seen the first ``ends[b] >= 1`` tokens of its sequence.
+            seq: ``long[B]``: row b's sequence in ``tokens`` (default: sequence b). The GRU is
+                causal, so rows at different points of one hand share one pass.
+        """
         x = obs[:, : self.config.rows].float()
         g = self.trunk(x.flatten(1))
+        extra = None
+        if self.config.seq_hidden:
+            if tokens is None or ends is None:
+                raise ValueError("a sequence belief network needs tokens and ends")
+            h, _ = self.gru(self.embed(tokens.long()))  # [S, L, H]
+            rows = torch.arange(len(ends)) if seq is None else seq
+            state = h[rows, ends.long() - 1]
+            g = g + self.seq_proj(state)
+            extra = self.seq_out(state)  # [B, 3 + 7 * 27]
         col = torch.relu(self.column(x))  # [B, ch, 27]
         b, ch = col.shape[:2]
         col = col + self.ranks(col.view(b, ch, 3, 9)).view(b, ch, 27)
@@ -187,8 +234,12 @@ class BeliefNet(nn.Module):
         t = self.tile_head(z)  # [B, 7, 27]
         if self.config.tenpai_pool:
             g = torch.cat([g, z.amax(dim=2), z.mean(dim=2)], dim=1)
+        ten = self.tenpai_head(g)
+        if extra is not None:
+            ten = ten + extra[:, :3]
+            t = t + extra[:, 3:].view(-1, 7, 27)
         return {
-            "tenpai": self.tenpai_head(g),
+            "tenpai": ten,
             "waits": t[:, 0:3],
             "hand": t[:, 3:6],
             "deal_in": t[:, 6],
@@ -329,28 +380,69 @@ class BeliefModel:
         net, doc = load_belief_network(path)
         return cls(net, doc)
 
+    @property
+    def needs_tokens(self) -> bool:
+        """Whether ``predict`` needs the event tokens (a sequence model)."""
+        return self.net.config.seq_hidden > 0
+
     @torch.no_grad()
-    def _run(self, obs: np.ndarray, probs: bool) -> dict[str, np.ndarray]:
+    def _run(self, obs: np.ndarray, tokens: object, probs: bool) -> dict[str, np.ndarray]:
         o = check_observations(obs, self.obs_version, batch=True)
+        tok = check_tokens(tokens, len(o)) if self.needs_tokens else None
         parts: dict[str, list[np.ndarray]] = {k: [] for k in HEADS}
         for lo in range(0, max(len(o), 1), self.batch_size):
-            out = self.net(torch.from_numpy(o[lo : lo + self.batch_size]))
+            extra = {}
+            if tok is not None:
+                ends = (tok[lo : lo + self.batch_size] != 0).sum(axis=1)
+                t = tok[lo : lo + self.batch_size, : max(1, int(ends.max(initial=1)))]
+                extra = {"tokens": torch.from_numpy(t), "ends": torch.from_numpy(ends)}
+            out = self.net(torch.from_numpy(o[lo : lo + self.batch_size]), **extra)
             for k in HEADS:
                 parts[k].append((torch.sigmoid(out[k]) if probs else out[k]).numpy())
         return {k: np.concatenate(v).astype(np.float32) for k, v in parts.items()}
 
-    def logits(self, obs: np.ndarray) -> dict[str, np.ndarray]:
+    def logits(self, obs: np.ndarray, tokens: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """The raw logits of ``predict``'s heads (same input and shapes as ``predict``)."""
-        return self._run(obs, False)
+        return self._run(obs, tokens, False)
 
-    def predict(self, obs: np.ndarray) -> dict[str, np.ndarray]:
+    def predict(self, obs: np.ndarray, tokens: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """Probabilities for a batch of observations ``uint8[N, rows, 27]`` (public or oracle rows).
+
+        Args:
+            obs: the observations.
+            tokens: sequence models only (``needs_tokens``): ``int[N, L]``, row n's event
+                tokens so far (``sichuan_env.encoding.events``), right-padded with 0.
 
         Returns:
             ``{"tenpai": float32[N, 3], "waits": float32[N, 3, 27] (given tenpai),
             "hand": float32[N, 3, 27] (holds >= 1), "deal_in": float32[N, 27]}``.
 
         Raises:
-            ValueError: ``obs`` is not a batch of this model's observation version.
+            ValueError: ``obs`` is not a batch of this model's observation version, or
+                a sequence model's ``tokens`` are missing or malformed.
         """
-        return self._run(obs, True)
+        return self._run(obs, tokens, True)
+
+
+def check_tokens(tokens: object, n: int) -> np.ndarray:
+    """``tokens`` as ``int64[n, L]`` after checking: ids in the vocabulary, right-padded, non-empty.
+
+    Raises:
+        InputTypeError: not an integer numpy array.
+        ValueError: missing, wrong shape, ids outside ``[0, VOCAB_SIZE)``, a pad before a
+            token, or a row without tokens.
+    """
+    if tokens is None:
+        raise ValueError("this belief model reads event tokens: pass tokens=int[N, L]")
+    if not isinstance(tokens, np.ndarray) or tokens.dtype.kind not in "iu":
+        raise InputTypeError(f"tokens must be an integer numpy array, got {type(tokens).__name__}")
+    if tokens.ndim != 2 or len(tokens) != n or (n and tokens.shape[1] == 0):
+        raise ValueError(f"tokens must have shape ({n}, L >= 1), got {tokens.shape}")
+    t = tokens.astype(np.int64)
+    if t.size and (t.min() < 0 or t.max() >= VOCAB_SIZE):
+        raise ValueError(f"token ids must lie in [0, {VOCAB_SIZE})")
+    if n and ((t[:, 1:] != 0) & (t[:, :-1] == 0)).any():
+        raise ValueError("tokens must be right-padded: no 0 before a token")
+    if n and (t[:, 0] == 0).any():
+        raise ValueError("every row needs at least one token")
+    return np.ascontiguousarray(t)

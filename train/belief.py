@@ -19,7 +19,8 @@ to ``run/metrics.jsonl``, saves ``run/last.pt`` (+ JSON) and ``run/state.pt``
 The run stops after ``--epochs`` epochs or ``--minutes`` minutes; the
 learning rate follows a cosine from ``--lr`` to a tenth of it over the
 planned epochs. ``--ship PATH`` also writes the best network as float16
-(e.g. ``agents/checkpoints/belief.pt``).
+(e.g. ``agents/checkpoints/belief.pt``). ``--arch seq`` adds a GRU over the
+event tokens and batches whole (hand, seat) sequences (``train/belief_seq.py``).
 """
 
 from __future__ import annotations
@@ -150,6 +151,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tile-channels", type=int, default=BeliefConfig.tile_channels)
     p.add_argument("--dropout", type=float, default=BeliefConfig.dropout)
     p.add_argument("--tenpai-pool", action="store_true", help="tenpai head reads pooled tiles")
+    p.add_argument("--arch", choices=("mlp", "seq"), default="mlp",
+                   help="seq: also a GRU over the event tokens (train/belief_seq.py)")  # fmt: skip
+    p.add_argument("--seq-hidden", type=int, default=128, help="--arch seq: GRU width (0: none)")
+    p.add_argument("--seq-embed", type=int, default=BeliefConfig.seq_embed)
+    p.add_argument("--seq-lr-mult", type=float, default=1.0, help="--arch seq: GRU branch's lr x")
+    p.add_argument("--init", help="--arch seq: start from this belief checkpoint's weights")
     p.add_argument("--val-every", type=int, default=20, help="hold out game_id %% N == 0")
     p.add_argument("--val-rows", type=int, default=20000)
     p.add_argument("--eval-every", type=int, default=500, help="steps between evaluations")
@@ -179,6 +186,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if any(m["obs_version"] != 2 for m in metas):
         p.error("every --data folder must hold observation v2 data")
     setup(args.threads, args.seed)
+    if args.arch == "seq":
+        from .belief_seq import train
+
+        return train(args, p, argv)
+    if args.init is not None:
+        p.error("--init needs --arch seq")
     rows = int(metas[0]["obs_shape"][0])
     files = [(s, d) for d in args.data for s in shards(d)]
     if not files:

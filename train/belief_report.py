@@ -5,7 +5,8 @@
 
 Reads a dataset folder (``train.make_dataset``, observation v2) and scores
 ``BeliefModel`` and the count/rule baselines (``train.belief_baselines``) on
-the same rows:
+the same rows (a sequence model also reads each row's event tokens from the
+folder's ``games.parquet``):
 
 | head | rows scored | label |
 | --- | --- | --- |
@@ -139,11 +140,21 @@ def collect(
     preds: dict[str, dict[str, list[np.ndarray]]] = {h: {} for h in HEAD_NAMES}
     top1: dict[str, list[int]] = {}
     rows = 0
+    events = None
+    if model is not None and getattr(model, "needs_tokens", False):
+        from .belief_seq import EventTable
+
+        events = EventTable(folder)
     for batch in iter_batches(folder, batch_size):
         tg = targets(batch)
         by_name = belief_baselines.predict(batch["obs"])
         if model is not None:
-            out = model.predict(batch["obs"])
+            tokens = None if events is None else events.row_tokens(batch)
+            out = (
+                model.predict(batch["obs"])
+                if tokens is None
+                else model.predict(batch["obs"], tokens)
+            )
             for h in HEAD_NAMES:
                 by_name[h] = {"model": out[h], **by_name[h]}
         for h in HEAD_NAMES:
