@@ -78,13 +78,15 @@ def pool_agents(spec: PoolSpec) -> list[tuple[str, Agent]]:
 
 
 def export_buffer(buf: Buffer) -> dict[str, np.ndarray]:
-    """Copies of a buffer's stored decisions (``next_idx`` counts from its row 0), to send.
+    """Views of a buffer's stored decisions (``next_idx`` counts from its row 0), to send.
 
-    With an oracle view, ``obs`` (its first rows) is left out: ``extend_buffer`` restores it.
+    The views are valid until the buffer is filled again (Ray serialises a method's result
+    when it returns). With an oracle view, ``obs`` (its first rows) is left out:
+    ``extend_buffer`` restores it.
     """
     skip = {"obs"} if buf.oracle is not None else set()
     fields = [f for f in Buffer.FIELDS if getattr(buf, f) is not None and f not in skip]
-    return {f: getattr(buf, f)[: buf.n].copy() for f in fields}
+    return {f: getattr(buf, f)[: buf.n] for f in fields}
 
 
 def extend_buffer(buf: Buffer, part: dict[str, np.ndarray]) -> None:
@@ -225,11 +227,10 @@ class RayRollouts:
     def collect(self, steps: int, buf: Buffer) -> None:
         """Every worker plays ``steps`` steps with the learner's current weights; into ``buf``."""
         weights = self._ray.put({k: v.detach() for k, v in self.net.state_dict().items()})
-        outs = self._ray.get(
-            [w.collect.remote(weights, steps, self.net.training) for w in self.workers]
-        )
+        refs = [w.collect.remote(weights, steps, self.net.training) for w in self.workers]
+        outs = self._ray.get(refs)
         buf.clear()
-        for out in outs:
+        for out in outs:  # in worker order: the same buffer whatever finished first
             extend_buffer(buf, out["buffer"])
             for name, pts in out["hand_points"].items():
                 self.hand_points.setdefault(name, []).extend(pts)
