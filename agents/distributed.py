@@ -72,6 +72,9 @@ def import_ray() -> Any:
 def init_ray(address: str, workers: int) -> Any:
     """Connect to Ray (``"local"``: start a private instance with ``workers`` CPUs); the module.
 
+    A private instance runs its workers at the driver's priority (Ray's default is nice 15;
+    ``RAY_worker_niceness`` overrides it, and so it does for ``ray start`` on a cluster).
+
     A Ray already initialised in this process (by a test or a notebook) is reused as it is.
 
     Raises:
@@ -86,6 +89,8 @@ def init_ray(address: str, workers: int) -> Any:
     if not ray.is_initialized():
         common = {"logging_level": "WARNING", "log_to_driver": False}
         if address == "local":
+            # Ray starts its workers at nice 15 (below any other job); ours compete like the driver
+            os.environ.setdefault("RAY_worker_niceness", "0")
             ray.init(num_cpus=workers, include_dashboard=False, **common)
         else:
             ray.init(address=address, **common)
