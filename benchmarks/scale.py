@@ -1,6 +1,6 @@
 """Scale-out: PPO rollout throughput on 1 and 2 Ray workers (local Ray), the same total envs.
 
-    python -m benchmarks.scale            # about four minutes
+    python -m benchmarks.scale            # about two and a half minutes
     python -m benchmarks.scale --quick
 
 Collects ``train.ppo`` rollouts (``--envs`` x ``--steps`` decisions per
@@ -65,6 +65,18 @@ def make_pool(net: PolicyNet) -> list:
     return [("heuristic", HeuristicAgent()), ("init", TorchAgent(frozen, name="init"))]
 
 
+def busy() -> dict[str, float]:
+    """The machine's load average and CPU pressure (share of time tasks waited for a CPU)."""
+    out = {"loadavg_1min": os.getloadavg()[0]}
+    try:
+        with open("/proc/pressure/cpu", encoding="ascii") as f:
+            some = f.readline().split()
+        out["cpu_pressure_avg60"] = float(some[2].split("=")[1])
+    except (OSError, IndexError, ValueError):
+        pass
+    return out
+
+
 def _buffer(net: PolicyNet, cap: int) -> ppo.Buffer:
     oracle_rows = obs_shape(net.config.obs_version, oracle=True)[0]
     return ppo.Buffer(cap, net.config.public_rows, oracle_rows, AUX_SIZE if net.config.aux else 0)
@@ -121,12 +133,13 @@ def main(argv: list[str] | None = None) -> dict:
         "--envs", type=int_arg(2, 65536), nargs="+", default=[256, 1024], help="total envs"
     )
     p.add_argument("--steps", type=int_arg(1, 4096), default=32)
-    p.add_argument("--budget", type=float_arg(0, 3600), default=15.0, help="seconds per figure")
+    p.add_argument("--budget", type=float_arg(0, 3600), default=8.0, help="seconds per figure")
     p.add_argument("--quick", action="store_true", help="4 s budgets")
     p.add_argument("--json", type=Path, default=None, help="write the results here")
     args = p.parse_args(argv)
     check_json_arg(p, args.json)
     budget = 4.0 if args.quick else args.budget
+    load_before = busy()
     torch.manual_seed(0)
     net = learner_net()
     init_ray("local", 2)
@@ -167,6 +180,7 @@ def main(argv: list[str] | None = None) -> dict:
     heads = [("total envs", "right"), ("rollouts", "left"), ("decisions/s", "right")]
     print_table([*heads, ("worker RSS MiB", "right"), ("vs 1 worker", "right")], rows)
     ratios = ", ".join(f"{r['ratio_2_vs_1']:.2f} ({r['envs']} envs)" for r in results)
+    print(f"machine load before {load_before}, after {busy()} (an idle machine: pressure ~0)")
     print(
         f"2 workers / 1 worker: {ratios} (goal >= 1.6); learner RSS {rss_mib():.0f} MiB; "
         f"{args.steps} steps per rollout, {budget:.0f} s per figure"
@@ -179,6 +193,7 @@ def main(argv: list[str] | None = None) -> dict:
             "budget_s": budget,
             "goal_ratio": 1.6,
             "learner_rss_mib": rss_mib(),
+            "other_load": {"before": load_before, "after": busy()},
             "results": results,
         },
         args.json,
