@@ -12,7 +12,12 @@ against the pool (the heuristic and the policy itself), like a training run:
   (the reference);
 - **Ray, N workers**: ``train.ppo_ray.RayRollouts`` with ``N`` single-threaded
   actors sharing the envs, timed from the learner's side (weights broadcast,
-  collection, transfer of the buffers, merge), and each worker's resident memory.
+  collection, transfer of the buffers, merge), and each worker's resident memory;
+  also the *CPU-bound* rate, decisions over the busiest worker's CPU seconds per
+  rollout: what cores of their own would give the workers (Ray's and the
+  learner's share aside), a figure that other jobs on the machine hardly change.
+  The machine's load and CPU pressure before and after are recorded: the
+  wall-clock figures mean something only on an idle machine.
 
 The figure of interest is the 2-worker / 1-worker ratio (goal: >= 1.6 on a
 2-core machine). Run it on an otherwise idle machine. Prints a table and
@@ -31,6 +36,7 @@ import copy
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from agents.distributed import init_ray, rss_mib, single_thread
@@ -82,14 +88,19 @@ def _buffer(net: PolicyNet, cap: int) -> ppo.Buffer:
     return ppo.Buffer(cap, net.config.public_rows, oracle_rows, AUX_SIZE if net.config.aux else 0)
 
 
-def _time(collect, buf: ppo.Buffer, steps: int, budget: float) -> tuple[float, int]:
-    """Seconds and rollouts of repeated ``collect`` calls for ``budget`` seconds (after 2 warm-ups)."""
+def _time(collect, buf: ppo.Buffer, steps: int, budget: float, after=None) -> tuple[float, int]:
+    """Seconds and rollouts of repeated ``collect`` calls for ``budget`` seconds (after 2 warm-ups).
+
+    ``after()`` (cheap) runs after each timed call.
+    """
     for _ in range(2):
         collect(steps, buf)
     n = 0
     t0 = time.perf_counter()
     while n == 0 or time.perf_counter() - t0 < budget:
         collect(steps, buf)
+        if after is not None:
+            after()
         n += 1
     return time.perf_counter() - t0, n
 
@@ -101,14 +112,22 @@ def bench_ray(net: PolicyNet, workers: int, envs: int, steps: int, budget: float
     )
     rollouts = RayRollouts(net, RuleConfig(), make_pool(net), args, env_seed=1, seed=0)
     buf = _buffer(net, envs * steps)
+    slowest: list[float] = []  # per rollout: the busiest worker's CPU seconds
+
+    def record() -> None:
+        slowest.append(max(st["cpu_collect"] for st in rollouts.worker_stats))
+
     try:
-        seconds, n = _time(rollouts.collect, buf, steps, budget)
+        seconds, n = _time(rollouts.collect, buf, steps, budget, record)
         memory = rollouts.memory_mib()
     finally:
         rollouts.close()
     return {
         "workers": workers,
         "decisions_per_s": envs * steps * n / seconds,
+        # what cores of their own would give the workers (the learner's and Ray's share aside):
+        # unlike the wall-clock figure, other jobs on the machine hardly change it
+        "cpu_bound_decisions_per_s": envs * steps / float(np.mean(slowest)),
         "rollouts": n,
         "seconds": seconds,
         "stored_per_rollout": buf.n,
@@ -159,14 +178,17 @@ def main(argv: list[str] | None = None) -> dict:
     results = []
     for envs in args.envs:
         base = figures[envs, 1]["decisions_per_s"]
-        rows.append([str(envs), "in process, 1 thread", f"{local[envs]['decisions_per_s']:,.0f}", "", ""])  # fmt: skip
+        cpu_base = figures[envs, 1]["cpu_bound_decisions_per_s"]
+        in_proc = f"{local[envs]['decisions_per_s']:,.0f}"
+        rows.append([str(envs), "in process, 1 thread", in_proc, "", "", "", ""])
         for w in (1, 2):
             fig = figures[envs, w]
             mem = ", ".join(f"{m:.0f}" for m in fig["worker_rss_mib"])
-            dps = fig["decisions_per_s"]
+            dps, cpu = fig["decisions_per_s"], fig["cpu_bound_decisions_per_s"]
             rows.append(
-                [str(envs), f"Ray, {w} worker(s)", f"{dps:,.0f}", mem, f"{dps / base:.2f}x"]
-            )
+                [str(envs), f"Ray, {w} worker(s)", f"{dps:,.0f}", f"{dps / base:.2f}x",
+                 f"{cpu:,.0f}", f"{cpu / cpu_base:.2f}x", mem]
+            )  # fmt: skip
         ratio = figures[envs, 2]["decisions_per_s"] / base
         results.append(
             {
@@ -174,11 +196,13 @@ def main(argv: list[str] | None = None) -> dict:
                 "in_process": local[envs],
                 "ray": [figures[envs, 1], figures[envs, 2]],
                 "ratio_2_vs_1": ratio,
+                "cpu_bound_ratio_2_vs_1": figures[envs, 2]["cpu_bound_decisions_per_s"] / cpu_base,
                 "stored_fraction": figures[envs, 1]["stored_per_rollout"] / (envs * args.steps),
             }
         )
     heads = [("total envs", "right"), ("rollouts", "left"), ("decisions/s", "right")]
-    print_table([*heads, ("worker RSS MiB", "right"), ("vs 1 worker", "right")], rows)
+    heads += [("vs 1", "right"), ("CPU-bound dec/s", "right"), ("vs 1", "right")]
+    print_table([*heads, ("worker RSS MiB", "right")], rows)
     ratios = ", ".join(f"{r['ratio_2_vs_1']:.2f} ({r['envs']} envs)" for r in results)
     print(f"machine load before {load_before}, after {busy()} (an idle machine: pressure ~0)")
     print(

@@ -155,9 +155,13 @@ class RolloutWorker:
         """Load the learner's weights, collect ``steps`` steps; the buffer, timings and points."""
         self.net.load_state_dict(weights)
         self.net.train(training)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         self.coll.collect(steps, self.buf)
-        stats = {**self.coll.stats, "t_collect": time.perf_counter() - t0}
+        stats = {
+            **self.coll.stats,
+            "t_collect": time.perf_counter() - t0,
+            "cpu_collect": time.process_time() - c0,
+        }
         self.coll.stats.update(t_env=0.0, t_policy=0.0, t_opp=0.0, steps=0)
         points = {name: list(pts) for name, pts in self.coll.hand_points.items()}
         for pts in self.coll.hand_points.values():
@@ -211,6 +215,7 @@ class RayRollouts:
             for w, n in enumerate(split(args.envs, args.workers))
         ]
         self.stats: dict[str, float] = {"t_env": 0.0, "t_policy": 0.0, "t_opp": 0.0, "steps": 0}
+        self.worker_stats: list[dict[str, float]] = []  # each worker's, of the last rollout
         self.hand_points: dict[str, list[float]] = {name: [] for name, _ in pool}
 
     @property
@@ -234,6 +239,7 @@ class RayRollouts:
             extend_buffer(buf, out["buffer"])
             for name, pts in out["hand_points"].items():
                 self.hand_points.setdefault(name, []).extend(pts)
+        self.worker_stats = [o["stats"] for o in outs]
         for key in ("t_env", "t_policy", "t_opp"):  # per worker, averaged: shares of wall time
             self.stats[key] += sum(o["stats"][key] for o in outs) / len(outs)
         self.stats["steps"] += sum(o["stats"]["steps"] for o in outs)
