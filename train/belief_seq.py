@@ -199,7 +199,9 @@ def train(args: argparse.Namespace, p: argparse.ArgumentParser, argv: list[str] 
     def make_opt(net: BeliefNet) -> torch.optim.Optimizer:
         new = [p for n, p in net.named_parameters() if n.startswith(SEQ_PARAMS)]
         old = [p for n, p in net.named_parameters() if not n.startswith(SEQ_PARAMS)]
-        groups = [{"params": old, "mult": 1.0}, {"params": new, "mult": args.seq_lr_mult}]
+        groups = [{"params": old, "mult": 1.0}]
+        if new:
+            groups.append({"params": new, "mult": args.seq_lr_mult})
         return torch.optim.AdamW(groups, lr=args.lr, weight_decay=args.weight_decay)
 
     try:
@@ -275,7 +277,9 @@ def train(args: argparse.Namespace, p: argparse.ArgumentParser, argv: list[str] 
                     frac = min(1.0, counters["step"] / planned)
                     for g in opt.param_groups:
                         g["lr"] = (
-                            g["mult"] * args.lr * (0.1 + 0.45 * (1 + math.cos(math.pi * frac)))
+                            g.get("mult", 1.0)
+                            * args.lr
+                            * (0.1 + 0.45 * (1 + math.cos(math.pi * frac)))
                         )
                     parts = losses(forward(net, b), b)
                     loss = torch.stack(list(parts.values())).sum()
