@@ -22,6 +22,7 @@ seed, walls and block size. The training scripts build on the same helpers
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -182,6 +183,13 @@ def play_duplicate_ray(
     wall_seeds = wall_seeds_of(walls, seed)
     firsts = list(range(0, walls, block_walls))
     jobs = [(b, wall_seeds[first : first + block_walls]) for b, first in enumerate(firsts)]
+    if len(jobs) < workers:
+        print(
+            f"note: {len(jobs)} block(s) of {block_walls} walls keep only {len(jobs)} of "
+            f"{workers} workers busy (a smaller --block-walls spreads them; it changes the "
+            "results of agents that sample)",
+            file=sys.stderr,
+        )
     actor_class = ray.remote(**worker_options())(EvalWorker)
     actors = [actor_class.remote(lineup, seed, rules) for _ in range(min(workers, len(jobs)))]
     done: dict[int, list[tuple[int, dict]]] = {}
