@@ -53,7 +53,9 @@ def advantage(scratch, raw, orig, a: int, d: int, n_walls: int, rng: np.uint64, 
 
 
 @njit
-def play_hand(games, raw_games, i: int, scratch, raw, seed: np.uint64, search_seat: int, knobs, env):
+def play_hand(
+    games, raw_games, i: int, scratch, raw, seed: np.uint64, search_seat: int, knobs, env
+):
     """Play ``games[i]`` dealt from ``seed`` with ``search_seat`` searching.
 
     Returns (the searcher's points, its searched decisions, its deviations
@@ -95,12 +97,16 @@ def play_hand(games, raw_games, i: int, scratch, raw, seed: np.uint64, search_se
 
 
 @njit(parallel=True)
-def play_batch(games, scratch, seeds, seats, knobs, env, points, searched, deviations, gain) -> None:
+def play_batch(
+    games, scratch, seeds, seats, knobs, env, points, searched, deviations, gain
+) -> None:
     """``play_hand`` for job ``j`` = (``seeds[j]``, ``seats[j]``) on ``games[j]``, ``scratch[j]``."""
     raw_games = games.view(np.uint8).reshape(games.shape[0], -1)
     for j in numba.prange(seeds.shape[0]):
         raw = scratch[j].view(np.uint8).reshape(2, -1)
-        p, s, dv, g = play_hand(games, raw_games, j, scratch[j], raw, seeds[j], seats[j], knobs, env)
+        p, s, dv, g = play_hand(
+            games, raw_games, j, scratch[j], raw, seeds[j], seats[j], knobs, env
+        )
         points[j] = p
         searched[j] = s
         deviations[j] = dv

@@ -170,3 +170,24 @@ def test_vector_env_states_of_copies_rows_and_checks_them():
     for bad in (np.array([4]), np.array([-1]), np.array([True]), np.array([[0]]), np.array([0.5])):
         with pytest.raises(ValueError, match="rows"):
             venv.states_of(bad)
+
+
+def test_search_play_diagnostics():
+    """play_batch: a searcher that never leaves the style scores like it (zero over the rotations)."""
+    from agents.search_play import play_batch
+
+    walls = 3
+    n = 4 * walls
+    seeds = np.repeat(np.arange(walls, dtype=np.uint64) + 10, 4)
+    seats = np.tile(np.arange(4), walls)
+    env = (np.zeros(4, np.int64), R, T["FLAGS"], T["WAITS"], T["DIST"])
+    out = [np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n)]
+    games, scratch = np.zeros(n, STATE_DTYPE), np.zeros((n, 2), STATE_DTYPE)
+    play_batch(games, scratch, seeds, seats, (4, 2, 1, 1e9), env, *out)
+    points, searched, deviations, gain = out
+    assert searched.min() > 0 and deviations.sum() == 0 and not gain.any()
+    assert (
+        points.reshape(walls, 4).sum(axis=1) == 0
+    ).all()  # exactly the heuristic's zero-sum hands
+    play_batch(games, scratch, seeds, seats, (4, 2, -1, 0.0), env, *out)  # z = 0: the best mean
+    assert out[2].sum() > 0 and np.isfinite(out[3]).all()
