@@ -237,6 +237,10 @@ class SingleSeatEnv(gymnasium.Env):
             while not game.is_over() and game.to_act() != self.seat:
                 s = game.to_act()
                 agent = self.opponents[(s - self.seat - 1) % 4]
+                if getattr(agent, "reads_state", False):  # a search agent reads the hand record
+                    mask = game._mask()[None]
+                    game.step_id(int(agent.act_states(game._st.copy(), mask, self.rules)[0]))
+                    continue
                 spec = self._other_specs[agent.obs_version]
                 obs = self._obs_buf[agent.obs_version]
                 spec.encode_at(game._st, 0, s, False, self._r, obs)

@@ -148,7 +148,13 @@ def play(
             bot = by_seat[actor]
             seen = env.observe_as(AGENTS[actor], bot.obs_version)  # each bot its own version
             before = len(game.record()["actions"])
-            env.step(bot.act(seen["observation"], seen["action_mask"]))
+            if getattr(
+                bot, "reads_state", False
+            ):  # a search agent: the hand record, read-only copy
+                mask = seen["action_mask"][None]
+                env.step(int(bot.act_states(game._st.copy(), mask, game.rules)[0]))
+            else:
+                env.step(bot.act(seen["observation"], seen["action_mask"]))
             after = game.record()["actions"]
             if len(after) > before and after[-1][1] is not None:
                 print(f"  seat {actor}: {after[-1][1]}")

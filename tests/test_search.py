@@ -191,3 +191,28 @@ def test_search_play_diagnostics():
     ).all()  # exactly the heuristic's zero-sum hands
     play_batch(games, scratch, seeds, seats, (4, 2, -1, 0.0), env, *out)  # z = 0: the best mean
     assert out[2].sum() > 0 and np.isfinite(out[3]).all()
+
+
+def test_search_agent_plays_in_the_terminal_game(capsys):
+    """sichuan_env.play hands state-reading agents the hand record (not only observations)."""
+    from sichuan_env.play import play
+
+    bots = [SearchAgent(seed=k, samples=2, draws=1) for k in range(3)]
+    assert play(0, RuleConfig(), 3, lambda prompt: "0", opponents=bots) == 0
+    out = capsys.readouterr().out
+    assert "The hand is over." in out and "seat 1:" in out
+
+
+def test_search_agents_as_gymnasium_opponents():
+    import gymnasium
+
+    env = gymnasium.make("SichuanMahjong-v0", opponents=("search", "heuristic", "search"))
+    for agent in env.unwrapped.opponents:
+        if agent.name == "search":
+            agent.samples, agent.draws = 2, 1
+    obs, info = env.reset(seed=0)
+    done, steps = False, 0
+    while not done:
+        _, _, done, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        steps += 1
+    assert steps > 3 and env.unwrapped.game.is_over()
