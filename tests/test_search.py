@@ -210,7 +210,7 @@ def test_search_agents_as_gymnasium_opponents():
     for agent in env.unwrapped.opponents:
         if agent.name == "search":
             agent.samples, agent.draws = 2, 1
-    obs, info = env.reset(seed=0)
+    _, info = env.reset(seed=0)
     done, steps = False, 0
     while not done:
         _, _, done, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
