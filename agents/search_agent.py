@@ -9,7 +9,8 @@ than ``z`` standard errors above it. Claims and setup decisions are the
 style's. All in numba, parallel over the rows of a batch.
 
 The agent reads the engine state (``reads_state = True``): hosts that hold
-the states call ``act_states(states, masks)`` (``agents.evaluate`` does). It
+the states call ``act_states(states, masks, rules)`` (``agents.evaluate``,
+``train.bc``, ``sichuan_env.play`` and the Gymnasium env's opponents do). It
 uses only what its seat may see: every hidden fact of the state (the other
 hands, the wall order, others' 过胡 memory) is redrawn before a rollout
 (``tests/test_search.py`` checks that a state differing only in hidden facts
