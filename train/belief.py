@@ -168,6 +168,32 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def save_progress(
+    run_dir: Path,
+    net: BeliefNet,
+    opt: torch.optim.Optimizer,
+    counters: dict[str, Any],
+    meta: dict[str, Any],
+    metrics: dict[str, Any],
+    ship: Path | None,
+) -> None:
+    """Save a training run's checkpoint files.
+
+    ``run_dir/last.pt`` always; ``best.pt`` (and the float16 ``ship`` copy) on a
+    new best validation loss; the optimizer and counters (``state.pt``) for ``--resume``.
+    """
+    info = {**meta, "wall_clock_s": round(counters["wall"], 1), "steps": counters["step"],
+            "metrics": metrics}  # fmt: skip
+    if metrics["val_loss"] < counters["best"]:
+        counters["best"] = metrics["val_loss"]
+        save_belief(run_dir / "best.pt", net, info)
+        if ship:
+            save_belief(ship, net, info, dtype="float16")
+    save_belief(run_dir / "last.pt", net, info)
+    torch.save({"optimizer": opt.state_dict(), "counters": counters}, run_dir / "state.tmp")
+    (run_dir / "state.tmp").replace(run_dir / "state.pt")
+
+
 def _split(data: dict[str, np.ndarray], keep: np.ndarray) -> dict[str, np.ndarray]:
     return {k: v[keep] for k, v in data.items()}
 
@@ -252,16 +278,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         counters["wall"] = time.perf_counter() - t0
         last.update(epoch=counters["epoch"], lr=opt.param_groups[0]["lr"], wall_s=counters["wall"])
         log.write(counters["step"], **last)
-        info = {**meta, "wall_clock_s": round(counters["wall"], 1), "steps": counters["step"],
-                "metrics": last}  # fmt: skip
-        if last["val_loss"] < counters["best"]:
-            counters["best"] = last["val_loss"]
-            save_belief(run_dir / "best.pt", net, info)
-            if args.ship:
-                save_belief(args.ship, net, info, dtype="float16")
-        save_belief(run_dir / "last.pt", net, info)
-        torch.save({"optimizer": opt.state_dict(), "counters": counters}, run_dir / "state.tmp")
-        (run_dir / "state.tmp").replace(run_dir / "state.pt")
+        save_progress(run_dir, net, opt, counters, meta, last, args.ship)
 
     columns = (TextColumn("steps"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("{task.fields[info]}"))  # fmt: skip

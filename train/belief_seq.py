@@ -32,10 +32,10 @@ import pyarrow.parquet as pq
 import torch
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from agents.belief_model import HEADS, BeliefConfig, BeliefModel, BeliefNet, save_belief
+from agents.belief_model import HEADS, BeliefConfig, BeliefModel, BeliefNet
 from agents.belief_model import load_belief_network as load_net
 
-from .belief import _split, load_shard, losses
+from .belief import _split, load_shard, losses, save_progress
 from .belief_report import auc
 from .common import MetricLog, git_commit
 from .dataset import read_meta, shards
@@ -248,16 +248,7 @@ def train(args: argparse.Namespace, p: argparse.ArgumentParser, argv: list[str] 
         counters["wall"] = time.perf_counter() - t0
         last.update(epoch=counters["epoch"], lr=opt.param_groups[0]["lr"], wall_s=counters["wall"])
         log.write(counters["step"], **last)
-        info = {**meta, "wall_clock_s": round(counters["wall"], 1), "steps": counters["step"],
-                "metrics": last}  # fmt: skip
-        if last["val_loss"] < counters["best"]:
-            counters["best"] = last["val_loss"]
-            save_belief(run_dir / "best.pt", net, info)
-            if args.ship:
-                save_belief(args.ship, net, info, dtype="float16")
-        save_belief(run_dir / "last.pt", net, info)
-        torch.save({"optimizer": opt.state_dict(), "counters": counters}, run_dir / "state.tmp")
-        (run_dir / "state.tmp").replace(run_dir / "state.pt")
+        save_progress(run_dir, net, opt, counters, meta, last, args.ship)
 
     columns = (TextColumn("steps"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("{task.fields[info]}"))  # fmt: skip
