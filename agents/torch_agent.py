@@ -255,7 +255,7 @@ class TorchAgent(BaseAgent):
         for lo in range(0, len(obs), self.batch_size):
             o = torch.from_numpy(obs[lo : lo + self.batch_size])
             m = torch.from_numpy(masks[lo : lo + self.batch_size])
-            out.append(masked_logits(self.net.logits(o), m))
+            out.append(masked_logits(self.net.logits(o, mask=m), m))
         return torch.cat(out)
 
     def _act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:

@@ -40,7 +40,7 @@ from sichuan_env.engine.actions import ACTION_SPACE
 from sichuan_env.kernels.shanten import shanten
 from sichuan_env.kernels.tables import get_tables
 
-from .heuristic import _hand_of, _ukeire, _void_of
+from .heuristic import _hand_of, _ukeire, _void_of, decide_batch
 
 SH_BINS = 6
 """Shanten one-hot bins: -1 (complete), 0 (tenpai), 1, 2, 3, 4 or more."""
@@ -134,6 +134,24 @@ def aux_features(obs: np.ndarray) -> np.ndarray:
     return out
 
 
+def heuristic_choices(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """``int64[N]``: ``HeuristicAgent``'s action for each (v1 observation, mask) row.
+
+    -1 marks a row whose mask has no legal action. This is the ``prior`` that
+    ``PolicyConfig(prior=True)`` networks add to their logits.
+    """
+    obs = np.ascontiguousarray(obs, dtype=np.uint8)
+    masks = np.ascontiguousarray(masks, dtype=np.int8)
+    if obs.ndim != 3 or masks.ndim != 2 or len(obs) != len(masks):
+        raise ValueError(
+            f"obs {obs.shape} and masks {masks.shape} must be (N, rows, 27) and (N, 88)"
+        )
+    out = np.full(len(obs), -1, dtype=np.int64)
+    if len(obs):
+        decide_batch(obs, masks, get_tables()["DIST"], out)
+    return out
+
+
 ARCHS = ("mlp", "conv")
 """Trunk kinds: ``mlp`` (the shipped one) and ``conv`` (conv1d over the 27 tile columns)."""
 
@@ -150,6 +168,10 @@ class PolicyConfig:
         oracle_critic: add a critic over the oracle view (training only).
         critic_hidden: width of the oracle critic's two hidden layers.
         aux: also read ``aux_features`` (shanten / ukeire analysis; observation v1 only).
+        prior: add ``prior_gain`` (a learned scalar) to the logit of the action
+            ``HeuristicAgent`` would take (``heuristic_choices``; observation v1
+            only): the network learns where to leave the heuristic, not how to
+            rebuild it. Needs the mask (or the precomputed choice) to act.
     """
 
     obs_version: int = 1
@@ -159,6 +181,7 @@ class PolicyConfig:
     oracle_critic: bool = False
     critic_hidden: int = 256
     aux: bool = False
+    prior: bool = False
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -167,10 +190,9 @@ class PolicyConfig:
                 raise ValueError(f"PolicyConfig.{f.name} must be an integer, got {v!r}")
         if self.arch not in ARCHS:
             raise ValueError(f"PolicyConfig.arch must be one of {ARCHS}, got {self.arch!r}")
-        if not isinstance(self.oracle_critic, bool):
-            raise ValueError(
-                f"PolicyConfig.oracle_critic must be a bool, got {self.oracle_critic!r}"
-            )
+        for name in ("oracle_critic", "aux", "prior"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"PolicyConfig.{name} must be a bool, got {getattr(self, name)!r}")
         for name, lo, hi in (("hidden", 8, 4096), ("layers", 1, 16), ("critic_hidden", 8, 4096)):
             if not lo <= getattr(self, name) <= hi:
                 raise ValueError(
@@ -179,6 +201,10 @@ class PolicyConfig:
         if self.obs_version not in O.versions():
             raise ValueError(
                 f"PolicyConfig.obs_version {self.obs_version} is not registered; known: {O.versions()}"
+            )
+        if self.prior and self.obs_version != 1:
+            raise ValueError(
+                "PolicyConfig.prior reads the heuristic's choice: obs_version must be 1"
             )
 
     @property
@@ -208,7 +234,7 @@ class PolicyConfig:
         unknown = sorted(str(k) for k in set(data) - known)
         if unknown:
             raise ValueError(f"unknown architecture fields {unknown}; known: {sorted(known)}")
-        missing = sorted(known - set(data) - {"aux"})  # aux came later: default False
+        missing = sorted(known - set(data) - {"aux", "prior"})  # later fields: default False
         if missing:
             raise ValueError(f"architecture fields missing: {missing}")
         return cls(**data)
@@ -261,6 +287,7 @@ class PolicyNet(nn.Module):
         self.aux_in = nn.Linear(AUX_SIZE, c.hidden) if c.aux and c.arch == "conv" else None
         self.policy = nn.Linear(c.hidden, ACTION_SPACE)
         self.value = nn.Linear(c.hidden, 1)
+        self.prior_gain = nn.Parameter(torch.zeros(())) if c.prior else None
         self.critic: nn.Module | None = None
         if c.oracle_critic:
             self.critic = nn.Sequential(
@@ -288,19 +315,63 @@ class PolicyNet(nn.Module):
         h = self.trunk(x)
         return h + self.aux_in(aux) if self.aux_in is not None and aux is not None else h
 
+    def prior_of(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
+        """The heuristic's action per row (``int64[B]``) when the network reads it, else None."""
+        if not self.config.prior:
+            return None
+        o = obs[:, : self.config.public_rows].numpy()
+        return torch.from_numpy(heuristic_choices(o, mask.numpy()))
+
+    def _logits(
+        self,
+        h: torch.Tensor,
+        obs: torch.Tensor,
+        mask: torch.Tensor | None,
+        prior: torch.Tensor | None,
+    ) -> torch.Tensor:
+        logits = self.policy(h)
+        if self.prior_gain is None:
+            return logits
+        if prior is None:
+            if mask is None:
+                raise ValueError(
+                    "this network adds the heuristic's choice to its logits: pass mask"
+                )
+            prior = self.prior_of(obs, mask)
+        hot = torch.zeros_like(logits)
+        ok = prior >= 0
+        hot[ok.nonzero().squeeze(1), prior[ok]] = 1.0
+        return logits + self.prior_gain * hot
+
     def forward(
-        self, obs: torch.Tensor, aux: torch.Tensor | None = None
+        self,
+        obs: torch.Tensor,
+        aux: torch.Tensor | None = None,
+        mask: torch.Tensor | None = None,
+        prior: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """``(logits float[B, 88], value float[B])`` of public or oracle observations.
 
-        ``aux``: precomputed ``aux_features`` (computed here when needed and not given).
+        ``aux``: precomputed ``aux_features`` (computed here when needed and not
+        given). ``mask`` / ``prior``: a ``prior`` network needs the mask or the
+        precomputed ``prior_of`` (``ValueError`` otherwise); others ignore them.
         """
         h = self._features(obs, aux)
-        return self.policy(h), self.value(h).squeeze(-1)
+        return self._logits(h, obs, mask, prior), self.value(h).squeeze(-1)
 
-    def logits(self, obs: torch.Tensor, aux: torch.Tensor | None = None) -> torch.Tensor:
-        """Action logits only (no value): what acting needs."""
-        return self.policy(self._features(obs, aux))
+    def logits(
+        self,
+        obs: torch.Tensor,
+        aux: torch.Tensor | None = None,
+        mask: torch.Tensor | None = None,
+        prior: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Action logits only (no value): what acting needs (arguments as ``forward``)."""
+        return self._logits(self._features(obs, aux), obs, mask, prior)
+
+    def state_value(self, obs: torch.Tensor, aux: torch.Tensor | None = None) -> torch.Tensor:
+        """The value head alone (``float[B]``): needs no mask."""
+        return self.value(self._features(obs, aux)).squeeze(-1)
 
     def oracle_value(self, oracle_obs: torch.Tensor) -> torch.Tensor:
         """The centralised critic's value of oracle observations ``uint8[B, oracle_rows, 27]``.

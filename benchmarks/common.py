@@ -57,6 +57,13 @@ def median_time(fn, repeats: int) -> float:
     return float(np.median(times))
 
 
+def median_ci(xs: list[float], seed: int = 0) -> tuple[float, float, float]:
+    """Median and a 95% percentile-bootstrap interval of the median."""
+    a = np.asarray(xs, dtype=float)
+    boot = np.median(np.random.default_rng(seed).choice(a, (2000, a.size)), axis=1)
+    return float(np.median(a)), float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))
+
+
 def machine_info() -> dict:
     """What ran the benchmark."""
     cpu = platform.processor()

@@ -22,7 +22,7 @@ import numpy as np
 
 import sichuan_env  # noqa: F401 - registers SichuanMahjong-v0
 
-from .common import check_json_arg, log, print_table, write_results
+from .common import check_json_arg, log, median_ci, print_table, write_results
 
 CONFIGS = {
     "fused (numba opponents)": {"fused_opponents": True},
@@ -45,13 +45,6 @@ def steps_per_second(steps: int, seed: int, **kwargs: object) -> float:
 def info_mask(env: gymnasium.Env) -> np.ndarray:
     """The learner's legal actions (what MaskablePPO reads)."""
     return env.unwrapped.action_masks()
-
-
-def median_ci(xs: list[float], seed: int = 0) -> tuple[float, float, float]:
-    """Median and a 95% percentile-bootstrap interval of the median."""
-    a = np.asarray(xs, dtype=float)
-    boot = np.median(np.random.default_rng(seed).choice(a, (2000, a.size)), axis=1)
-    return float(np.median(a)), float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))
 
 
 def main(argv: list[str] | None = None) -> int:

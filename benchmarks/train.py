@@ -6,7 +6,8 @@
 With the shipped architecture (the shipped ``ppo`` checkpoint's, else a
 fresh net of the same shape; or ``--checkpoint``'s), measures:
 
-- **PPO end to end**: decisions per second of ``train.ppo`` iterations
+- **PPO end to end**, in fp32 and with ``--bf16`` (bfloat16 autocast), in
+  interleaved rounds of the same run: decisions per second of ``train.ppo`` iterations
   (collect ``--envs`` x ``--steps`` decisions with the learner in every seat,
   then the PPO epochs), and the share of that time spent inside
   ``VectorEnv.step`` (the env), the policy's forward passes while
@@ -25,6 +26,7 @@ import os
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import argparse
+import copy
 import time
 from pathlib import Path
 
@@ -33,7 +35,7 @@ import torch
 
 from agents.torch_agent import SHIPPED_DIR, TorchAgent, load_network
 from agents.torch_policy import PolicyConfig, PolicyNet, count_parameters
-from benchmarks.common import check_json_arg, log, print_table, write_results
+from benchmarks.common import check_json_arg, log, median_ci, print_table, write_results
 from sichuan_env._cli import float_arg, int_arg
 from sichuan_env.envs.vector import VectorEnv
 from train import ppo
@@ -42,11 +44,19 @@ SHIPPED_ARCH = PolicyConfig(aux=True)
 """The shipped agents' architecture (used when no checkpoint is shipped or given)."""
 
 
-def bench_ppo(net: PolicyNet, envs: int, steps: int, budget: float, threads: int) -> dict:
-    """Decisions/s of PPO iterations (self-play in every seat) and where the time goes."""
-    args = ppo.build_parser().parse_args(["--envs", str(envs), "--steps", str(steps)])
+def bench_ppo(
+    net: PolicyNet, envs: int, steps: int, budget: float, threads: int, bf16: bool = False
+) -> dict:
+    """Decisions/s of PPO iterations (self-play in every seat) and where the time goes.
+
+    ``bf16``: bfloat16 autocast of the forward passes (``train.ppo --bf16``).
+    Returns the overall rate, the shares and ``per_iteration`` (each iteration's rate).
+    """
+    flags = ["--envs", str(envs), "--steps", str(steps)] + (["--bf16"] if bf16 else [])
+    args = ppo.build_parser().parse_args(flags)
     venv = VectorEnv(envs, seed=0, oracle=net.config.oracle_critic)
     coll = ppo.Collector(net, venv, [], 0.0, 0.0, args.reward_scale, seed=0)
+    coll.bf16 = bf16
     rows = venv.obs_shape[0] if net.config.oracle_critic else 0
     buf = ppo.Buffer(envs * steps, net.config.public_rows, rows)
     opt = torch.optim.Adam(net.parameters(), lr=args.lr)
@@ -55,26 +65,55 @@ def bench_ppo(net: PolicyNet, envs: int, steps: int, budget: float, threads: int
     ppo.ppo_update(net, opt, buf, args, None, True, rng)
     coll.stats.update(t_env=0.0, t_policy=0.0, t_opp=0.0)
     t_collect = t_learn = 0.0
-    iters = 0
+    rates: list[float] = []
     t_start = time.perf_counter()
-    while time.perf_counter() - t_start < budget or iters == 0:
+    while time.perf_counter() - t_start < budget or not rates:
         t0 = time.perf_counter()
         coll.collect(steps, buf)
         t1 = time.perf_counter()
         ppo.ppo_update(net, opt, buf, args, None, True, rng)
+        t2 = time.perf_counter()
         t_collect += t1 - t0
-        t_learn += time.perf_counter() - t1
-        iters += 1
+        t_learn += t2 - t1
+        rates.append(envs * steps / (t2 - t0))
     total = t_collect + t_learn
     return {
-        "decisions_per_s": iters * envs * steps / total,
+        "decisions_per_s": len(rates) * envs * steps / total,
         "stored_per_iteration": buf.n,
-        "iterations": iters,
+        "iterations": len(rates),
         "env_share": coll.stats["t_env"] / total,
         "policy_share": coll.stats["t_policy"] / total,
         "learn_share": t_learn / total,
         "threads": threads,
+        "bf16": bf16,
+        "per_iteration": rates,
     }
+
+
+def compare_precisions(
+    net: PolicyNet, envs: int, steps: int, budget: float, threads: int, rounds: int = 3
+) -> dict[str, dict]:
+    """fp32 and bf16 PPO, interleaved in ``rounds`` rounds (same machine state), from the same net."""
+    runs: dict[str, list[dict]] = {"fp32": [], "bf16": []}
+    for _ in range(rounds):
+        for name, parts in runs.items():
+            trial = copy.deepcopy(net).train()
+            parts.append(bench_ppo(trial, envs, steps, budget / rounds, threads, name == "bf16"))
+    out = {}
+    for name, parts in runs.items():
+        rates = [r for part in parts for r in part["per_iteration"]]
+        med, lo, hi = median_ci(rates)
+        shares = {k: float(np.mean([p[k] for p in parts])) for k in ("env_share", "policy_share", "learn_share")}  # fmt: skip
+        out[name] = {
+            "decisions_per_s": float(np.mean([p["decisions_per_s"] for p in parts])),
+            "median_per_iteration": med,
+            "ci95": [lo, hi],
+            "iterations": len(rates),
+            "stored_per_iteration": parts[-1]["stored_per_iteration"],
+            **shares,
+            "threads": threads,
+        }
+    return out
 
 
 def bench_inference(net: PolicyNet, batch: int, budget: float) -> float:
@@ -118,28 +157,32 @@ def main(argv: list[str] | None = None) -> dict:
     else:
         net = PolicyNet(SHIPPED_ARCH)
     budget = 2.0 if args.quick else args.budget
-    log(f"PPO end to end ({args.envs} envs x {args.steps} steps per iteration) ...")
-    ppo_fig = bench_ppo(net.train(), args.envs, args.steps, budget, args.threads)
+    log(f"PPO end to end ({args.envs} envs x {args.steps} steps per iteration), fp32 and bf16 ...")
+    ppo_figs = compare_precisions(net, args.envs, args.steps, 2 * budget, args.threads)
     log("inference at batch 1 and 1024 ...")
     inf1 = bench_inference(net.eval(), 1, budget)
     inf1024 = bench_inference(net, 1024, budget)
     arch = net.config.to_dict()
     params = count_parameters(net)
-    print_table(
-        [("measurement", "left"), ("decisions/s", "right"), ("notes", "left")],
-        [
-            [
-                "PPO end to end (collect + learn)",
-                f"{ppo_fig['decisions_per_s']:,.0f}",
-                (
-                    f"env {ppo_fig['env_share']:.1%}, policy forward "
-                    f"{ppo_fig['policy_share']:.1%}, learn {ppo_fig['learn_share']:.1%}"
-                ),
-            ],
-            ["inference, batch 1", f"{inf1:,.0f}", "greedy TorchAgent.act_batch"],
-            ["inference, batch 1024", f"{inf1024:,.0f}", "greedy TorchAgent.act_batch"],
-        ],
-    )
+    rows = []
+    for name, fig in ppo_figs.items():
+        lo, hi = fig["ci95"]
+        rows.append([
+            f"PPO end to end ({name}{', train.ppo --bf16' if name == 'bf16' else ''})",
+            f"{fig['decisions_per_s']:,.0f}",
+            (
+                f"median/iteration {fig['median_per_iteration']:,.0f} (95% CI {lo:,.0f}-{hi:,.0f}); "
+                f"env {fig['env_share']:.1%}, policy forward {fig['policy_share']:.1%}, "
+                f"learn {fig['learn_share']:.1%}"
+            ),
+        ])  # fmt: skip
+    ratio = ppo_figs["bf16"]["decisions_per_s"] / ppo_figs["fp32"]["decisions_per_s"]
+    rows += [
+        ["bf16 / fp32", f"{ratio:.2f}x", "same run, interleaved rounds"],
+        ["inference, batch 1", f"{inf1:,.0f}", "greedy TorchAgent.act_batch"],
+        ["inference, batch 1024", f"{inf1024:,.0f}", "greedy TorchAgent.act_batch"],
+    ]
+    print_table([("measurement", "left"), ("decisions/s", "right"), ("notes", "left")], rows)
     print(f"architecture {arch}, {params:,} parameters (acting), torch threads {args.threads}")
     return write_results(
         "train",
@@ -149,7 +192,9 @@ def main(argv: list[str] | None = None) -> dict:
             "envs": args.envs,
             "steps": args.steps,
             "budget_s": budget,
-            "ppo": ppo_fig,
+            "ppo": ppo_figs["fp32"],
+            "ppo_bf16": ppo_figs["bf16"],
+            "bf16_over_fp32": ratio,
             "inference_batch1_per_s": inf1,
             "inference_batch1024_per_s": inf1024,
         },

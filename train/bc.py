@@ -85,9 +85,10 @@ def bc_loss(
     masks: torch.Tensor,
     actions: torch.Tensor,
     aux: torch.Tensor | None = None,
+    prior: torch.Tensor | None = None,
 ):
     """``(cross-entropy of the masked policy, accuracy)`` of a batch."""
-    logits = masked_logits(net.logits(obs, aux), masks)
+    logits = masked_logits(net.logits(obs, aux, masks, prior), masks)
     loss = F.cross_entropy(logits, actions)
     acc = (logits.argmax(dim=1) == actions).float().mean()
     return loss, acc
@@ -104,6 +105,7 @@ def fit_chunk(
     """Train on one chunk; returns ``(mean loss, mean accuracy, samples seen)``."""
     obs, masks, actions = (torch.from_numpy(x) for x in data)
     aux = net.aux_of(obs)  # computed once per chunk, not once per pass
+    prior = net.prior_of(obs, masks)
     n = len(actions)
     losses, accs, seen = [], [], 0
     net.train()
@@ -112,8 +114,9 @@ def fit_chunk(
         for lo in range(0, n, batch):
             idx = order[lo : lo + batch]
             loss, acc = bc_loss(
-                net, obs[idx], masks[idx], actions[idx], None if aux is None else aux[idx]
-            )
+                net, obs[idx], masks[idx], actions[idx],
+                None if aux is None else aux[idx], None if prior is None else prior[idx],
+            )  # fmt: skip
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
@@ -181,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--layers", type=int, default=PolicyConfig.layers)
     p.add_argument("--arch", default="mlp", choices=("mlp", "conv"))
     p.add_argument("--aux", action="store_true", help="also read the shanten/ukeire features")
+    p.add_argument("--prior", action="store_true", help="add the heuristic's choice to the logits")
     p.add_argument("--val-decisions", type=int, default=20000)
     p.add_argument("--threads", type=int, default=2, help="torch threads")
     p.add_argument("--seed", type=int, default=0)
@@ -235,9 +239,8 @@ def main(argv: list[str] | None = None) -> dict:
     if args.resume:
         net, opt, counters, _ = load_run(args.run, make_opt)
     else:
-        net = init or PolicyNet(
-            PolicyConfig(arch=args.arch, hidden=args.hidden, layers=args.layers, aux=args.aux)
-        )
+        arch = {"arch": args.arch, "hidden": args.hidden, "layers": args.layers}
+        net = init or PolicyNet(PolicyConfig(**arch, aux=args.aux, prior=args.prior))
         net.train()
         opt = make_opt(net)
         counters = {"epoch": 0, "samples": 0, "decisions": 0, "wall_clock_s": 0.0, "best_acc": 0.0}

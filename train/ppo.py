@@ -115,6 +115,7 @@ class Buffer:
         self.aux = np.zeros((cap, aux), dtype=np.float32) if aux else None
         self.oracle = np.zeros((cap, oracle_rows, 27), dtype=np.uint8) if oracle_rows else None
         self.masks = np.zeros((cap, 88), dtype=np.int8)
+        self.prior = np.full(cap, -1, dtype=np.int64)
         self.actions = np.zeros(cap, dtype=np.int64)
         self.logp = np.zeros(cap, dtype=np.float32)
         self.values = np.zeros(cap, dtype=np.float32)
@@ -133,8 +134,8 @@ class Buffer:
         self.n = 0
 
     FIELDS = (
-        "obs", "aux", "oracle", "masks", "actions", "logp", "values", "rewards", "dones",
-        "next_idx", "boot",
+        "obs", "aux", "oracle", "masks", "prior", "actions", "logp", "values", "rewards",
+        "dones", "next_idx", "boot",
     )  # fmt: skip
     """The per-decision arrays (``aux`` and ``oracle`` may be None)."""
 
@@ -190,6 +191,7 @@ class Collector:
         self.obs, self.mask, self.seat = venv.reset()
         self.spec = get_obs_version(venv.obs_version)
         self.stats = {"t_env": 0.0, "t_policy": 0.0, "t_opp": 0.0, "steps": 0}
+        self.bf16 = False  # bfloat16 autocast of the policy's forward passes
         self.hand_points: dict[str, list[float]] = {name: [] for name, _ in pool}
         self._buf_rewards = np.zeros(0, dtype=np.float32)
         self._buf_dones = np.zeros(0, dtype=np.bool_)
@@ -225,9 +227,12 @@ class Collector:
                 o = torch.from_numpy(obs[rows, : self.rows])
                 m = torch.from_numpy(mask[rows])
                 aux = self.net.aux_of(o)
-                logits, value = self.net(o, aux)
-                if self.oracle:
-                    value = self.net.oracle_value(torch.from_numpy(obs[rows]))
+                prior = self.net.prior_of(o, m)
+                with torch.autocast("cpu", torch.bfloat16, enabled=self.bf16):
+                    logits, value = self.net(o, aux, m, prior)
+                    if self.oracle:
+                        value = self.net.oracle_value(torch.from_numpy(obs[rows]))
+                logits, value = logits.float(), value.float()
                 logp_all = torch.log_softmax(masked_logits(logits, m), dim=1)
                 a = torch.multinomial(logp_all.exp(), 1, generator=self.gen).squeeze(1)
                 k = np.arange(buf.n, buf.n + rows.size)
@@ -236,6 +241,8 @@ class Collector:
                     buf.oracle[k] = obs[rows]
                 if buf.aux is not None and aux is not None:
                     buf.aux[k] = aux.numpy()
+                if prior is not None:
+                    buf.prior[k] = prior.numpy()
                 buf.masks[k] = mask[rows]
                 buf.actions[k] = a.numpy()
                 buf.logp[k] = logp_all.gather(1, a[:, None]).squeeze(1).numpy()
@@ -294,7 +301,7 @@ class Collector:
             self.spec.encode_at(states, int(open_i[j]), int(open_s[j]), oracle, r, views[j])
         with torch.no_grad():
             v = torch.from_numpy(views)
-            value = self.net.oracle_value(v) if oracle else self.net(v[:, : self.rows])[1]
+            value = self.net.oracle_value(v) if oracle else self.net.state_value(v[:, : self.rows])
         buf.boot[self.last[open_i, open_s]] = value.numpy()
 
 
@@ -314,6 +321,10 @@ def ppo_update(
     oracle = torch.from_numpy(buf.oracle[:n]) if buf.oracle is not None else None
     aux = torch.from_numpy(buf.aux[:n]) if buf.aux is not None else net.aux_of(obs)
     masks = torch.from_numpy(buf.masks[:n])
+    prior = torch.from_numpy(buf.prior[:n]) if net.config.prior else None
+    if prior is not None and bool((prior < 0).any()):  # a buffer filled without the choices
+        prior = net.prior_of(obs, masks)
+    cast = torch.autocast("cpu", torch.bfloat16, enabled=bool(getattr(args, "bf16", False)))
     actions = torch.from_numpy(buf.actions[:n])
     old_logp = torch.from_numpy(buf.logp[:n])
     adv = torch.from_numpy(adv_np)
@@ -326,9 +337,12 @@ def ppo_update(
         for lo in range(0, n, args.minibatch):
             idx = order[lo : lo + args.minibatch]
             aux_b = None if aux is None else aux[idx]
-            logits, value = net(obs[idx], aux_b)
-            if oracle is not None:
-                value = net.oracle_value(oracle[idx])
+            prior_b = None if prior is None else prior[idx]
+            with cast:
+                logits, value = net(obs[idx], aux_b, masks[idx], prior_b)
+                if oracle is not None:
+                    value = net.oracle_value(oracle[idx])
+            logits, value = logits.float(), value.float()
             legal = masks[idx] != 0
             logp_all = torch.log_softmax(masked_logits(logits, masks[idx]), dim=1)
             p_all = logp_all.exp()
@@ -343,10 +357,12 @@ def ppo_update(
             v_loss = 0.5 * (value - ret[idx]).pow(2).mean()
             kl_ref = torch.zeros(())
             if ref is not None:
-                with torch.no_grad():
-                    ref_logits = masked_logits(
-                        ref.logits(obs[idx], aux_b if ref.config.aux else None), masks[idx]
-                    )
+                with torch.no_grad(), cast:
+                    ref_logits = ref.logits(
+                        obs[idx], aux_b if ref.config.aux else None, masks[idx],
+                        prior_b if ref.config.prior else None,
+                    )  # fmt: skip
+                    ref_logits = masked_logits(ref_logits.float(), masks[idx])
                     ref_logp = torch.log_softmax(ref_logits, 1).masked_fill(~legal, 0.0)
                 kl_ref = (p_all * (logp_all - ref_logp)).sum(1).mean()
             loss = args.vf_coef * v_loss
@@ -407,6 +423,16 @@ def build_parser() -> argparse.ArgumentParser:
     a("--hidden", type=int, default=PolicyConfig.hidden)
     a("--layers", type=int, default=PolicyConfig.layers)
     a("--aux", action="store_true", help="read the shanten/ukeire features (without --init)")
+    a(
+        "--prior",
+        action="store_true",
+        help="add the heuristic's choice to the logits (also with --init)",
+    )
+    a(
+        "--bf16",
+        action="store_true",
+        help="bfloat16 autocast of forward passes (CPUs with AMX / AVX512-BF16)",
+    )
     a("--threads", type=int, default=2, help="torch threads")
     a("--seed", type=int, default=0)
     a("--resume", action="store_true")
@@ -439,15 +465,17 @@ def initial_net(args: argparse.Namespace) -> PolicyNet:
     """A fresh network, or the ``--init`` checkpoint's (with a fresh oracle critic if asked)."""
     if args.init is None:
         cfg = PolicyConfig(
-            hidden=args.hidden, layers=args.layers, oracle_critic=args.oracle_critic, aux=args.aux
-        )
+            hidden=args.hidden, layers=args.layers, oracle_critic=args.oracle_critic, aux=args.aux,
+            prior=args.prior,
+        )  # fmt: skip
         return PolicyNet(cfg)
     src, _ = load_network(args.init)
-    cfg = PolicyConfig(**{**src.config.to_dict(), "oracle_critic": args.oracle_critic})
+    prior = src.config.prior or args.prior
+    cfg = PolicyConfig(**{**src.config.to_dict(), "oracle_critic": args.oracle_critic, "prior": prior})  # fmt: skip
     net = PolicyNet(cfg)
     state = {k: v for k, v in src.state_dict().items() if not k.startswith("critic.")}
     missing, _ = net.load_state_dict(state, strict=False)
-    if any(not k.startswith("critic.") for k in missing):
+    if any(not (k.startswith("critic.") or k == "prior_gain") for k in missing):
         raise ValueError(f"--init {args.init}: tensors missing {missing[:5]}")
     return net.train()
 
@@ -484,6 +512,7 @@ def main(argv: list[str] | None = None) -> dict:
         coll = Collector(
             net, venv, pool, args.pool_frac, args.pool_heuristic, args.reward_scale, coll_seed
         )
+        coll.bf16 = args.bf16
     else:  # the same Collector on Ray actors, each with a share of the envs
         from agents.distributed import RayMissingError
 
