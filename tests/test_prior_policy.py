@@ -109,6 +109,10 @@ def test_ppo_init_adds_a_prior_to_a_plain_checkpoint(tmp_path):
     net = ppo.initial_net(args)
     assert net.config.prior and net.config.oracle_critic and net.prior_gain.item() == 0.0
     assert torch.equal(net.policy.weight, plain.policy.weight)
+    args = ppo.build_parser().parse_args(["--init", str(path), "--prior", "--prior-gain", "2.5"])
+    assert ppo.initial_net(args).prior_gain.item() == 2.5
+    with pytest.raises(ValueError, match="no prior"):
+        ppo.initial_net(ppo.build_parser().parse_args(["--init", str(path), "--prior-gain", "2"]))
 
 
 def test_bc_through_the_prior_gain_alone_reaches_the_heuristic_on_new_hands():

@@ -428,11 +428,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="add the heuristic's choice to the logits (also with --init)",
     )
-    a(
-        "--bf16",
-        action="store_true",
-        help="bfloat16 autocast of forward passes (CPUs with AMX / AVX512-BF16)",
-    )
+    a("--bf16", action="store_true", help="bfloat16 autocast of forward passes (AMX / AVX512-BF16 CPUs)")  # fmt: skip
+    a("--prior-gain", type=float, default=None, help="set the prior's gain at the start (with --init)")  # fmt: skip
     a("--threads", type=int, default=2, help="torch threads")
     a("--seed", type=int, default=0)
     a("--resume", action="store_true")
@@ -457,6 +454,8 @@ def _check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error("--seed, --kl-coef, --ent-coef and --value-warmup must be >= 0")
     if args.resume and args.init is not None:
         p.error("give --resume or --init, not both")
+    if args.prior_gain is not None and args.init is None:
+        p.error("--prior-gain needs --init")
     if not 1 <= args.workers <= args.envs:
         p.error("--workers must be in 1..--envs")
 
@@ -477,6 +476,11 @@ def initial_net(args: argparse.Namespace) -> PolicyNet:
     missing, _ = net.load_state_dict(state, strict=False)
     if any(not (k.startswith("critic.") or k == "prior_gain") for k in missing):
         raise ValueError(f"--init {args.init}: tensors missing {missing[:5]}")
+    if args.prior_gain is not None:
+        if net.prior_gain is None:
+            raise ValueError("--prior-gain: the network has no prior (add --prior)")
+        with torch.no_grad():
+            net.prior_gain.fill_(args.prior_gain)
     return net.train()
 
 
