@@ -34,7 +34,7 @@ from agents.torch_policy import AUX_SIZE, PolicyConfig, PolicyNet
 from sichuan_env import RuleConfig
 from sichuan_env.envs.vector import VectorEnv
 
-from .ppo import Buffer, Collector
+from .rollout import Buffer, Collector
 
 SEED_STRIDE = 1_000_003
 """Worker ``w``'s seeds are the single-process seeds plus ``w * SEED_STRIDE``."""
