@@ -189,7 +189,7 @@ def test_torch_agent_in_the_aec_env_vector_env_and_evaluate(tmp_path):
 
 def test_aux_features_rank_discards_as_the_heuristic_does():
     from agents import HeuristicAgent
-    from agents.torch_policy import AUX_PER_TILE, SH_BINS, aux_features
+    from agents.policy_features import AUX_PER_TILE, SH_BINS, aux_features
 
     venv = VectorEnv(256, seed=4)
     obs, mask, _ = venv.reset()
