@@ -15,6 +15,11 @@ folder's ``games.parquet``):
 | hand | the 27 tiles of each opponent not yet won (pooled) | ``hand > 0`` |
 | deal_in | own-turn decisions, each legal discard tile | any opponent's ``deal_in > 0`` |
 
+``--filter`` also scores the policy-aware belief filter
+(``agents.belief_filter``, a few decisions per second: use ``--games N`` to
+score the hands with ``game_id < N`` only, every predictor on the same rows;
+``--filter-cache`` keeps its predictions).
+
 Metrics: ROC AUC (rank based, ties averaged), expected calibration error
 (``ece``: 15 equal-width bins, weighted by count), the positive rate, and for
 waits the top-1 accuracy (the most probable tile is a wait). Prints a table,
@@ -123,9 +128,18 @@ def _top1(pred: np.ndarray, waits: np.ndarray, tenpai: np.ndarray) -> tuple[int,
 
 
 def collect(
-    folder: str | Path, model: Any | None, batch_size: int = 4096, max_rows: int | None = None
+    folder: str | Path,
+    model: Any | None,
+    batch_size: int = 4096,
+    max_rows: int | None = None,
+    games: int | None = None,
+    filter_preds: dict[tuple[int, int], dict[str, np.ndarray]] | None = None,
 ) -> dict[str, Any]:
     """Labels and every predictor's probabilities on the scored rows of a dataset folder.
+
+    ``games`` keeps only the rows of hands with ``game_id < games``;
+    ``filter_preds`` (``train.belief_filter_eval.predict_folder``) adds the
+    predictor ``"filter"``, which must cover every kept row.
 
     Returns:
         ``{"labels": {head: y}, "preds": {head: {name: p}}, "top1": {name: [hits, n]},
@@ -146,8 +160,23 @@ def collect(
 
         events = EventTable(folder)
     for batch in iter_batches(folder, batch_size):
+        if games is not None:
+            keep = batch["game_id"] < games
+            if not keep.any():
+                continue
+            batch = {k: v[keep] for k, v in batch.items()}
         tg = targets(batch)
         by_name = belief_baselines.predict(batch["obs"])
+        if filter_preds is not None:
+            keys = [
+                (int(g), int(d)) for g, d in zip(batch["game_id"], batch["decision"], strict=True)
+            ]
+            missing = [k for k in keys if k not in filter_preds]
+            if missing:
+                raise ValueError(f"the filter's predictions lack (game_id, decision) {missing[0]}")
+            frows = [filter_preds[k] for k in keys]
+            for h in HEAD_NAMES:
+                by_name[h] = {"filter": np.stack([r[h] for r in frows]), **by_name[h]}
         if model is not None:
             tokens = None if events is None else events.row_tokens(batch)
             out = (
@@ -273,6 +302,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--max-rows", type=int, help="read at most this many decisions")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--games", type=int, help="score only the hands with game_id < GAMES")
+    p.add_argument(
+        "--filter", action="store_true",
+        help="also score the policy-aware belief filter (agents.belief_filter; slow, use --games)",
+    )  # fmt: skip
+    p.add_argument("--filter-particles", type=int, default=8, help="filter walls per hand")
+    p.add_argument(
+        "--filter-steps", type=int, default=1000, help="filter moves per wall and decision"
+    )
+    p.add_argument("--filter-burn", type=int, default=2000, help="filter burn-in per wall")
+    p.add_argument(
+        "--filter-cache", type=Path,
+        help="read the filter's predictions from this .npz if it exists, else write them there",
+    )  # fmt: skip
     args = p.parse_args(argv)
     model = None
     try:
@@ -283,8 +326,27 @@ def main(argv: list[str] | None = None) -> int:
 
             torch.set_num_threads(max(1, args.threads))
             model = BeliefModel.load(args.checkpoint)
-        data = collect(args.data, model, max_rows=args.max_rows)
+        filter_preds = None
+        if args.filter:
+            from agents.belief_filter import BeliefFilter
+
+            from .belief_filter_eval import load_preds, predict_folder, save_preds
+
+            games = 600 if args.games is None else args.games
+            if args.filter_cache is not None and args.filter_cache.exists():
+                filter_preds = load_preds(args.filter_cache)
+                filter_stats = {"cache": str(args.filter_cache)}
+            else:
+                filt = BeliefFilter(args.filter_particles, args.filter_steps, args.filter_burn)
+                filter_preds, filter_stats = predict_folder(args.data, games, filt)
+                if args.filter_cache is not None:
+                    save_preds(args.filter_cache, filter_preds)
+        data = collect(
+            args.data, model, max_rows=args.max_rows, games=args.games, filter_preds=filter_preds
+        )
         report = score(data)
+        if args.filter:
+            report["filter"] = filter_stats
     except ValueError as exc:
         p.error(str(exc))
     report["checkpoint"] = args.checkpoint
