@@ -115,6 +115,21 @@ def test_ppo_init_adds_a_prior_to_a_plain_checkpoint(tmp_path):
         ppo.initial_net(ppo.build_parser().parse_args(["--init", str(path), "--prior-gain", "2"]))
 
 
+def test_ppo_kl_reference_gain_is_set_and_checked(tmp_path):
+    net = _prior_net(gain=7.0)
+    path = save_checkpoint(tmp_path / "p.pt", net, {**META, "wall_clock_s": 1.0})
+    plain = save_checkpoint(tmp_path / "q.pt", PolicyNet(PolicyConfig(hidden=32, layers=1)), {**META, "wall_clock_s": 1.0})  # fmt: skip
+    run = ["--run", str(tmp_path / "run"), "--envs", "8", "--steps", "4", "--iterations", "1"]
+    run += ["--threads", "1", "--quiet", "--eval-every", "0", "--init", str(path)]
+    ppo.main([*run, "--kl-ref", str(path), "--kl-ref-gain", "3"])
+    rows = (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()
+    assert len(rows) == 1
+    with pytest.raises(SystemExit):  # a reference without a prior
+        ppo.main([*run, "--kl-ref", str(plain), "--kl-ref-gain", "3"])
+    with pytest.raises(SystemExit):  # a gain without a reference
+        ppo.main([*run, "--kl-ref-gain", "3"])
+
+
 def test_bc_through_the_prior_gain_alone_reaches_the_heuristic_on_new_hands():
     obs, masks = _states(n=32, steps=60, seed=5)
     new_obs, new_masks = _states(n=32, steps=60, seed=9)  # held out: other deals

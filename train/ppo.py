@@ -209,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     a("--bf16", action="store_true", help="bfloat16 autocast of forward passes (AMX / AVX512-BF16 CPUs)")  # fmt: skip
     a("--prior-gain", type=float, default=None, help="set the prior's gain at the start (with --init)")  # fmt: skip
+    a("--kl-ref-gain", type=float, default=None, help="set the --kl-ref network's prior gain")  # fmt: skip
     a("--threads", type=int, default=2, help="torch threads")
     a("--seed", type=int, default=0)
     a("--resume", action="store_true")
@@ -235,6 +236,8 @@ def _check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error("give --resume or --init, not both")
     if args.prior_gain is not None and args.init is None:
         p.error("--prior-gain needs --init")
+    if args.kl_ref_gain is not None and args.kl_ref is None:
+        p.error("--kl-ref-gain needs --kl-ref")
     if not 1 <= args.workers <= args.envs:
         p.error("--workers must be in 1..--envs")
 
@@ -282,6 +285,10 @@ def main(argv: list[str] | None = None) -> dict:
             opt = make_opt(net)
             counters = {"iteration": 0, "decisions": 0, "wall_clock_s": 0.0, "best_eval": -1e9}
         ref = load_reference(args.kl_ref) if args.kl_ref is not None else None
+        if ref is not None and args.kl_ref_gain is not None:
+            if ref.prior_gain is None:
+                raise ValueError("--kl-ref-gain: the --kl-ref network has no prior")
+            ref.prior_gain.fill_(args.kl_ref_gain)  # frozen: no gradient to record
         pool_base = load_reference(args.init) if args.init is not None else None
     except ValueError as exc:
         p.error(str(exc))
