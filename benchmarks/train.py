@@ -55,8 +55,7 @@ def bench_ppo(
     flags = ["--envs", str(envs), "--steps", str(steps)] + (["--bf16"] if bf16 else [])
     args = ppo.build_parser().parse_args(flags)
     venv = VectorEnv(envs, seed=0, oracle=net.config.oracle_critic)
-    coll = ppo.Collector(net, venv, [], 0.0, 0.0, args.reward_scale, seed=0)
-    coll.bf16 = bf16
+    coll = ppo.Collector(net, venv, [], 0.0, 0.0, args.reward_scale, seed=0, bf16=args.bf16)
     rows = venv.obs_shape[0] if net.config.oracle_critic else 0
     buf = ppo.Buffer(envs * steps, net.config.public_rows, rows)
     opt = torch.optim.Adam(net.parameters(), lr=args.lr)

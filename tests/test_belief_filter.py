@@ -179,3 +179,15 @@ def test_prediction_file_roundtrip(tmp_path):
     save_preds(tmp_path / "g.npz", {(0, 0): row})
     with pytest.raises(ValueError):
         load_preds(tmp_path / "g.npz")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [(["--filter"], "--filter needs --games"), (["--games", "0"], "--games must be >= 1")],
+)
+def test_report_cli_asks_for_games_before_filtering(tmp_path, capsys, extra, message):
+    from train import belief_report
+
+    with pytest.raises(SystemExit) as exc:
+        belief_report.main(["none", "--data", str(tmp_path), *extra])
+    assert exc.value.code == 2 and message in capsys.readouterr().err

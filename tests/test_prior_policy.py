@@ -159,8 +159,7 @@ def test_ppo_update_of_a_prior_net_stores_the_choices_and_trains_the_gain(bf16):
     net = _prior_net(gain=1.0, oracle_critic=True)
     ref = _prior_net(gain=5.0)
     venv = VectorEnv(32, seed=2, oracle=True)
-    coll = ppo.Collector(net, venv, [("heuristic", HeuristicAgent())], 0.5, 1.0, 0.125, seed=0)
-    coll.bf16 = bf16
+    coll = ppo.Collector(net, venv, [("heuristic", HeuristicAgent())], 0.5, 1.0, 0.125, seed=0, bf16=bf16)  # fmt: skip
     buf = ppo.Buffer(32 * 100, 83, 150, net.aux_of(torch.zeros(1, 83, 27, dtype=torch.uint8)).shape[1])  # fmt: skip
     coll.collect(100, buf)
     n = buf.n

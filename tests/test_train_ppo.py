@@ -60,7 +60,7 @@ def test_rewards_between_decisions_go_to_the_seat_s_last_decision():
 def _args(**kw):
     base = {
         "gamma": 1.0, "lam": 0.95, "epochs": 2, "minibatch": 256, "clip": 0.2, "ent_coef": 0.01,
-        "vf_coef": 0.5, "kl_coef": 0.1, "max_grad_norm": 0.5,
+        "vf_coef": 0.5, "kl_coef": 0.1, "max_grad_norm": 0.5, "bf16": False,
     }  # fmt: skip
     return argparse.Namespace(**{**base, **kw})
 

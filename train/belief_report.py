@@ -317,6 +317,10 @@ def main(argv: list[str] | None = None) -> int:
         help="read the filter's predictions from this .npz if it exists, else write them there",
     )  # fmt: skip
     args = p.parse_args(argv)
+    if args.games is not None and args.games < 1:
+        p.error("--games must be >= 1")
+    if args.filter and args.games is None:
+        p.error("--filter needs --games N (the filter scores a few decisions per second)")
     model = None
     try:
         if args.checkpoint != "none":
@@ -332,13 +336,12 @@ def main(argv: list[str] | None = None) -> int:
 
             from .belief_filter_eval import load_preds, predict_folder, save_preds
 
-            games = 600 if args.games is None else args.games
             if args.filter_cache is not None and args.filter_cache.exists():
                 filter_preds = load_preds(args.filter_cache)
                 filter_stats = {"cache": str(args.filter_cache)}
             else:
                 filt = BeliefFilter(args.filter_particles, args.filter_steps, args.filter_burn)
-                filter_preds, filter_stats = predict_folder(args.data, games, filt)
+                filter_preds, filter_stats = predict_folder(args.data, args.games, filt)
                 if args.filter_cache is not None:
                     save_preds(args.filter_cache, filter_preds)
         data = collect(

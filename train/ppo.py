@@ -100,10 +100,14 @@ def ppo_update(
     oracle = torch.from_numpy(buf.oracle[:n]) if buf.oracle is not None else None
     aux = torch.from_numpy(buf.aux[:n]) if buf.aux is not None else net.aux_of(obs)
     masks = torch.from_numpy(buf.masks[:n])
-    prior = torch.from_numpy(buf.prior[:n]) if net.config.prior else None
-    if prior is not None and bool((prior < 0).any()):  # a buffer filled without the choices
-        prior = net.prior_of(obs, masks)
-    cast = torch.autocast("cpu", torch.bfloat16, enabled=bool(getattr(args, "bf16", False)))
+    # the heuristic's choices, once per rollout: stored by the collector for a prior learner,
+    # computed here when only the KL reference reads them (networks without a prior ignore them)
+    prior = None
+    if net.config.prior:
+        prior = torch.from_numpy(buf.prior[:n])
+    elif ref is not None and ref.config.prior:
+        prior = ref.prior_of(obs, masks)
+    cast = torch.autocast("cpu", torch.bfloat16, enabled=args.bf16)
     actions = torch.from_numpy(buf.actions[:n])
     old_logp = torch.from_numpy(buf.logp[:n])
     adv = torch.from_numpy(adv_np)
@@ -137,10 +141,8 @@ def ppo_update(
             kl_ref = torch.zeros(())
             if ref is not None:
                 with torch.no_grad(), cast:
-                    ref_logits = ref.logits(
-                        obs[idx], aux_b if ref.config.aux else None, masks[idx],
-                        prior_b if ref.config.prior else None,
-                    )  # fmt: skip
+                    ref_aux = aux_b if ref.config.aux else None
+                    ref_logits = ref.logits(obs[idx], ref_aux, masks[idx], prior_b)
                     ref_logits = masked_logits(ref_logits.float(), masks[idx])
                     ref_logp = torch.log_softmax(ref_logits, 1).masked_fill(~legal, 0.0)
                 kl_ref = (p_all * (logp_all - ref_logp)).sum(1).mean()
@@ -300,9 +302,9 @@ def main(argv: list[str] | None = None) -> dict:
     if args.ray is None:
         venv = VectorEnv(args.envs, rules=rules, seed=env_seed, oracle=net.config.oracle_critic)
         coll = Collector(
-            net, venv, pool, args.pool_frac, args.pool_heuristic, args.reward_scale, coll_seed
-        )
-        coll.bf16 = args.bf16
+            net, venv, pool, args.pool_frac, args.pool_heuristic, args.reward_scale, coll_seed,
+            bf16=args.bf16,
+        )  # fmt: skip
     else:  # the same Collector on Ray actors, each with a share of the envs
         from agents.distributed import RayMissingError
 

@@ -105,6 +105,7 @@ class Collector:
             (``pool[0]`` must then be it); the rest is uniform over the others.
         reward_scale: points -> reward.
         seed: seeds the action sampling and opponent draws.
+        bf16: bfloat16 autocast of the policy's forward passes (``train.ppo --bf16``).
     """
 
     def __init__(
@@ -116,6 +117,7 @@ class Collector:
         pool_heuristic: float,
         reward_scale: float,
         seed: int,
+        bf16: bool = False,
     ) -> None:
         self.net, self.venv, self.pool = net, venv, pool
         self.reward_scale = reward_scale
@@ -133,7 +135,7 @@ class Collector:
         self.obs, self.mask, self.seat = venv.reset()
         self.spec = get_obs_version(venv.obs_version)
         self.stats = {"t_env": 0.0, "t_policy": 0.0, "t_opp": 0.0, "steps": 0}
-        self.bf16 = False  # bfloat16 autocast of the policy's forward passes
+        self.bf16 = bf16
         self.hand_points: dict[str, list[float]] = {name: [] for name, _ in pool}
         self._buf_rewards = np.zeros(0, dtype=np.float32)
         self._buf_dones = np.zeros(0, dtype=np.bool_)
