@@ -1,0 +1,172 @@
+"""Search advantage labels (``train.search_labels``) and their distillation (``train.search_distill``)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from agents.policy_features import heuristic_choices
+from agents.torch_agent import TorchAgent, save_checkpoint
+from agents.torch_policy import PolicyConfig, PolicyNet
+from sichuan_env import RuleConfig
+from train import search_distill as sd
+from train import search_labels as sl
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return sl.label_hands(3, 0, 6, samples=4, draws=2, gap=1, p_label=0.5)
+
+
+def test_labels_are_consistent_and_deterministic(rows):
+    sl.check_labels(rows)
+    n_c = (rows["cands"] >= 0).sum(1)
+    assert len(rows["obs"]) > 20 and (n_c >= 2).sum() > 10 and (n_c == 1).any()
+    base_act = rows["cands"][np.arange(len(n_c)), rows["base"]]
+    assert (heuristic_choices(rows["obs"], rows["mask"]) == base_act).all()
+    assert (rows["gain"][np.arange(len(n_c)), rows["base"]] == 0).all()
+    assert (rows["se"] >= 0).all() and (rows["gain"][n_c >= 2] != 0).any()
+    again = sl.label_hands(3, 0, 6, samples=4, draws=2, gap=1, p_label=0.5)
+    for k in sl.FIELDS:
+        np.testing.assert_array_equal(rows[k], again[k])
+    # hands are independent of their batch: hand 4 alone gives the same rows
+    alone = sl.label_hands(3, 4, 1, samples=4, draws=2, gap=1, p_label=0.5)
+    np.testing.assert_array_equal(alone["gain"], rows["gain"][rows["hand"] == 4])
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "match"),
+    [
+        ("cands", 88, "outside"),
+        ("base", 31, "base index"),
+        ("gain", np.nan, "non-finite"),
+        ("seat", 4, "seat"),
+    ],
+)
+def test_check_labels_rejects_bad_rows(rows, field, value, match):
+    bad = {k: v.copy() for k, v in rows.items()}
+    bad[field][0] = value
+    with pytest.raises(ValueError, match=match):
+        sl.check_labels(bad)
+
+
+def test_check_labels_rejects_illegal_candidates_and_dtypes(rows):
+    bad = {k: v.copy() for k, v in rows.items()}
+    c = int(bad["cands"][0, 0])
+    bad["mask"][0, c] = 0
+    with pytest.raises(ValueError, match="not legal"):
+        sl.check_labels(bad)
+    bad = dict(rows, gain=rows["gain"].astype(np.float64))
+    with pytest.raises(ValueError, match="gain"):
+        sl.check_labels(bad)
+
+
+def test_cli_writes_resumable_shards(tmp_path):
+    out = tmp_path / "lab"
+    args = ["--out", str(out), "--hands", "3", "--shard-hands", "2", "--samples", "2",
+            "--draws", "1", "--threads", "1"]  # fmt: skip
+    assert sl.main(args)["shards"] == 2
+    first = sl.load_labels(out)
+    assert set(first["hand"]) <= {0, 1, 2} and len(first["obs"]) > 0
+    with pytest.raises(SystemExit):  # existing labels need --resume
+        sl.main(args)
+    (out / "shard-00001.npz").unlink()
+    assert sl.main([*args, "--resume"])["new_rows"] > 0
+    for k, v in sl.load_labels(out).items():
+        np.testing.assert_array_equal(v, first[k])
+    with pytest.raises(SystemExit):  # other settings
+        sl.main([*args[:-2], "--threads", "1", "--samples", "3", "--resume"])
+    with pytest.raises(ValueError, match="no label shards"):
+        sl.load_labels(tmp_path)
+
+
+def test_dense_targets_hand_built():
+    cands = np.full((2, 32), -1, np.int16)
+    cands[0, :3] = [5, 7, 60]
+    cands[1, :1] = [86]
+    gain = np.zeros((2, 32), np.float32)
+    gain[0, :3] = [0.0, 1.5, -2.0]
+    is_c, g, base = sd.dense_targets(cands, gain, np.array([0, 0], np.int8))
+    assert is_c[0].sum() == 3 and is_c[0, [5, 7, 60]].all() and is_c[1, 86] and is_c[1].sum() == 1
+    assert g[0, 7] == 1.5 and g[0, 60] == -2.0 and g[0].sum() == -0.5
+    assert base.tolist() == [5, 86]
+
+
+def test_margin_table_bookkeeping(monkeypatch):
+    # two hands; the policy picks column 1 everywhere; p_label 0.5 doubles the per-hand sums
+    gain_d = np.zeros((3, 88), np.float32)
+    gain_d[:, 1] = [1.0, 2.0, -1.0]
+    is_c = np.zeros((3, 88), bool)
+    is_c[:, [0, 1]] = True
+    val = {"hand": np.array([4, 4, 9]), "gain_d": gain_d, "is_c": is_c,
+           "base_act": np.zeros(3, np.int64)}  # fmt: skip
+    monkeypatch.setattr(sd, "choices", lambda net, data, m: np.ones(3, np.int64))
+    (row,) = sd.margin_table(None, val, 0.5, margins=(0.3,))
+    assert row["gain_per_hand"] == pytest.approx((6.0 + -2.0) / 2)
+    assert row["deviation_rate"] == 1.0 and row["off_candidate"] == 0
+    assert row["ci95"] == pytest.approx(1.96 * np.std([6.0, -2.0], ddof=1) / np.sqrt(2))
+
+
+def test_regression_learns_where_to_leave_the_heuristic(rows):
+    """Synthetic gains: candidate 1 gains 3 points, others lose 1: the fit deviates at margin 1, not at 10."""
+    torch.manual_seed(0)
+    r = {k: v.copy() for k, v in rows.items()}
+    multi = (r["cands"] >= 0).sum(1) >= 2
+    r = {k: v[multi] for k, v in r.items()}
+    r["base"][:] = 0
+    r["cands"][:, 0] = heuristic_choices(r["obs"], r["mask"])
+    r = {k: v[(r["cands"][:, 1:] != r["cands"][:, :1]).all(1) | (r["cands"][:, 1:] < 0).all(1)] for k, v in r.items()}  # fmt: skip
+    r["gain"][:] = np.where(r["cands"] >= 0, -1.0, 0.0)
+    r["gain"][:, 0] = 0.0
+    r["gain"][:, 1] = 3.0
+    net = PolicyNet(PolicyConfig(hidden=64, layers=2, aux=True, prior=True))
+    data = sd.prepare(r, net)
+    opt = torch.optim.Adam(net.parameters(), lr=3e-3)
+    idx = np.arange(len(r["obs"]))
+    for _ in range(300):
+        loss, _, _ = sd.distill_loss(net, *sd._tensors(data, idx), 1.0, 1.0)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    target = r["cands"][:, 1].astype(np.int64)
+    assert (sd.choices(net, data, 1.0) == target).mean() > 0.95
+    assert (sd.choices(net, data, 10.0) == data["base_act"]).all()
+    picked = sd.choices(net, data, 0.0)
+    assert (r["mask"][np.arange(len(picked)), picked] == 1).all()
+
+
+def test_prepare_rejects_rows_that_do_not_belong_together(rows):
+    bad = {k: v.copy() for k, v in rows.items()}
+    two = np.flatnonzero((bad["cands"] >= 0).sum(1) >= 2)[0]
+    bad["base"][two] = 1 - bad["base"][two]
+    net = PolicyNet(PolicyConfig(hidden=16, layers=1, prior=True))
+    with pytest.raises(ValueError, match="heuristic action"):
+        sd.prepare(bad, net)
+
+
+def test_distill_cli_end_to_end_and_resume(tmp_path):
+    lab = tmp_path / "lab"
+    sl.main(["--out", str(lab), "--hands", "20", "--shard-hands", "10", "--samples", "2",
+             "--draws", "1", "--threads", "1"])  # fmt: skip
+    init = PolicyNet(PolicyConfig(hidden=32, layers=1, aux=True, prior=True))
+    meta = {"rules": RuleConfig().to_dict(), "method": "test", "command": "test",
+            "commit": "test", "wall_clock_s": 0.0}  # fmt: skip
+    save_checkpoint(tmp_path / "init.pt", init, meta)
+    run = tmp_path / "run"
+    common = ["--labels", str(lab), "--run", str(run), "--anchor-decisions", "500",
+              "--threads", "1", "--val-mod", "4", "--margins", "0.5", "1"]  # fmt: skip
+    report = sd.main([*common, "--init", str(tmp_path / "init.pt"), "--epochs", "1"])
+    assert report["chosen"]["margin"] in (0.5, 1.0) and len(report["margins"]) == 2
+    agent = TorchAgent.load(run / "distilled.pt")
+    assert float(agent.net.prior_gain.detach()) == report["chosen"]["margin"]
+    assert json.loads((run / "report.json").read_text())["chosen"] == report["chosen"]
+    sd.main([*common, "--resume", "--epochs", "2"])
+    lines = (run / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(x)["epoch"] for x in lines] == [1, 2]
+    with pytest.raises(SystemExit):  # neither --init nor --resume
+        sd.main(common)
+    with pytest.raises(SystemExit):  # not a label directory
+        sd.main(["--labels", str(tmp_path), "--run", str(run), "--resume"])

@@ -1,0 +1,336 @@
+"""Search distillation by advantage regression: a prior network learns where leaving the heuristic pays.
+
+A ``PolicyConfig(prior=True)`` network acts by ``argmax(l + G * onehot(h))``:
+``l`` its own logits, ``h`` the heuristic's action, ``G`` its ``prior_gain``.
+Here ``l[a] - l[h]`` is fitted (squared error) to the search's estimate of
+how many points action ``a`` gains over ``h`` (``train.search_labels``: the
+mean over paired rollouts, one noisy draw per row; the network learns its
+expectation given the observation). Acting then leaves the heuristic only
+for an action whose predicted gain clears ``G`` points. Legal actions that
+are not candidates (discards two shanten behind, and every alternative at
+claims and setup, taken from heuristic self-play) are pushed at least
+``--floor`` points below ``h`` (a squared hinge), so they are never chosen.
+The trunk starts from ``--init`` (a behaviour-cloned prior network); its
+policy layer starts at zero (every predicted gain 0) unless ``--keep-head``.
+
+``G`` is chosen on held-out hands (a tenth of the label set, split by
+hand): for each margin in ``--margins`` the network's choice at every
+held-out row is scored by that row's own rollout gain; their sum per hand,
+divided by the share of decisions labelled, estimates the points per hand
+the policy gains over the heuristic (one step of policy improvement; the
+performance-difference identity) with a 95% interval over hands. The best
+margin becomes the shipped ``prior_gain``; ``agents.evaluate`` confirms on
+fresh walls.
+
+    python -m train.search_distill --labels runs/labels --init runs/bcp/last.pt --run runs/sd
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from agents.evaluate import make_agent
+from agents.policy_features import heuristic_choices
+from agents.search import MAX_CANDIDATES
+from agents.torch_agent import load_network
+from agents.torch_policy import PolicyNet
+from sichuan_env import RuleConfig
+from sichuan_env.engine.actions import DISCARD, HU
+from sichuan_env.envs.vector import VectorEnv
+from train.bc import teacher_stream
+from train.common import MetricLog, command_line, git_commit, load_run, save_run, setup
+from train.search_labels import load_labels
+
+MARGINS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)
+
+
+def anchor_rows(decisions: int, seed: int, envs: int = 256) -> dict[str, np.ndarray]:
+    """Heuristic self-play decisions that are not own-turn discards (claims, setup, wins) as single-candidate rows."""
+    teacher = make_agent("heuristic", seed=seed)
+    venv = VectorEnv(envs, seed=seed)
+    stream = teacher_stream(teacher, venv, 64)
+    obs_l, mask_l, act_l, seen = [], [], [], 0
+    while seen < decisions:
+        o, m, a = next(stream)
+        seen += len(a)
+        keep = (m[:, DISCARD : DISCARD + 27].sum(1) == 0) | (m[:, HU] == 1)
+        obs_l.append(o[keep, :83])
+        mask_l.append(m[keep])
+        act_l.append(a[keep])
+    act = np.concatenate(act_l)
+    n = len(act)
+    cands = np.full((n, MAX_CANDIDATES), -1, np.int16)
+    cands[:, 0] = act
+    zeros = np.zeros((n, MAX_CANDIDATES), np.float32)
+    return {
+        "obs": np.concatenate(obs_l), "mask": np.concatenate(mask_l).astype(np.int8),
+        "cands": cands, "gain": zeros, "se": zeros.copy(), "base": np.zeros(n, np.int8),
+        "hand": np.full(n, -1, np.int64), "seat": np.zeros(n, np.int8),
+    }  # fmt: skip
+
+
+def dense_targets(cands: np.ndarray, gain: np.ndarray, base: np.ndarray):
+    """``(is_candidate bool[N, 88], gain float32[N, 88], base_action int64[N])`` of label rows."""
+    n = len(cands)
+    c = cands.astype(np.int64)
+    ok = c >= 0
+    rows = np.repeat(np.arange(n), ok.sum(1))
+    is_c = np.zeros((n, 88), bool)
+    g = np.zeros((n, 88), np.float32)
+    is_c[rows, c[ok]] = True
+    g[rows, c[ok]] = gain[ok]
+    return is_c, g, c[np.arange(n), base.astype(np.int64)]
+
+
+def raw_logits(net: PolicyNet, obs: torch.Tensor, aux: torch.Tensor | None) -> torch.Tensor:
+    """The network's own logits, without the heuristic prior."""
+    none = torch.full((len(obs),), -1, dtype=torch.long)
+    return net.logits(obs, aux, prior=none)
+
+
+def distill_loss(net, obs, aux, mask, is_c, gain, base, floor: float, hinge_coef: float):
+    """``(loss, regression part, hinge part)`` of a batch (tensors as from ``dense_targets``)."""
+    lg = raw_logits(net, obs, aux).float()
+    diff = lg - lg.gather(1, base[:, None])
+    other = torch.ones_like(is_c)
+    other[torch.arange(len(base)), base] = False
+    reg_m = is_c & other
+    reg = ((diff - gain) ** 2)[reg_m].sum() / max(int(reg_m.sum()), 1)
+    hin_m = (mask != 0) & ~is_c
+    hinge = (torch.relu(diff + floor) ** 2)[hin_m].sum() / max(int(hin_m.sum()), 1)
+    return reg + hinge_coef * hinge, reg, hinge
+
+
+@torch.no_grad()
+def choices(net: PolicyNet, data: dict, margin: float, batch: int = 4096) -> np.ndarray:
+    """The greedy action per row with the heuristic's action boosted by ``margin`` points."""
+    out = []
+    for i in range(0, len(data["obs"]), batch):
+        sl = slice(i, i + batch)
+        lg = raw_logits(net, torch.from_numpy(data["obs"][sl]), torch.from_numpy(data["aux"][sl]))
+        lg = lg.float()
+        lg[torch.arange(len(lg)), torch.from_numpy(data["base_act"][sl])] += margin
+        lg[torch.from_numpy(data["mask"][sl] == 0)] = -float("inf")
+        out.append(lg.argmax(1).numpy())
+    return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+
+def margin_table(net: PolicyNet, val: dict, p_label: float, margins=MARGINS) -> list[dict]:
+    """Per margin: estimated points per hand over the heuristic (95% CI over hands), deviation rate."""
+    hands, inv = np.unique(val["hand"], return_inverse=True)
+    out = []
+    for m in margins:
+        a = choices(net, val, m)
+        g = val["gain_d"][np.arange(len(a)), a]
+        off = ~val["is_c"][np.arange(len(a)), a]
+        per_hand = np.bincount(inv, weights=g, minlength=len(hands)) / p_label
+        mean = float(per_hand.mean())
+        half = (
+            float(1.96 * per_hand.std(ddof=1) / np.sqrt(len(hands)))
+            if len(hands) > 1
+            else float("nan")
+        )
+        out.append({
+            "margin": m, "gain_per_hand": mean, "ci95": half,
+            "deviation_rate": float((a != val["base_act"]).mean()), "off_candidate": int(off.sum()),
+        })  # fmt: skip
+    return out
+
+
+def prepare(rows: dict, net: PolicyNet) -> dict:
+    """Label rows with dense targets and the network's aux features.
+
+    Raises:
+        ValueError: a row's heuristic action (``cands[base]``) is not what
+            ``HeuristicAgent`` plays on its observation and mask (rows that do not belong together).
+    """
+    is_c, g, base_act = dense_targets(rows["cands"], rows["gain"], rows["base"])
+    obs = np.ascontiguousarray(rows["obs"])
+    bad = heuristic_choices(obs, rows["mask"]) != base_act
+    if bad.any():
+        raise ValueError(
+            f"{int(bad.sum())} label rows whose heuristic action does not match their observation"
+        )
+    aux = net.aux_of(torch.from_numpy(obs)) if net.config.aux else None
+    aux_np = aux.numpy() if aux is not None else np.zeros((len(obs), 0), np.float32)
+    return {"obs": obs, "aux": aux_np, "mask": rows["mask"], "is_c": is_c, "gain_d": g,
+            "base_act": base_act, "hand": rows["hand"]}  # fmt: skip
+
+
+def _tensors(data: dict, idx: np.ndarray):
+    aux = torch.from_numpy(data["aux"][idx]) if data["aux"].shape[1] else None
+    return (
+        torch.from_numpy(data["obs"][idx]), aux, torch.from_numpy(data["mask"][idx]),
+        torch.from_numpy(data["is_c"][idx]), torch.from_numpy(data["gain_d"][idx]),
+        torch.from_numpy(data["base_act"][idx]),
+    )  # fmt: skip
+
+
+@torch.no_grad()
+def val_loss(net: PolicyNet, val: dict, floor: float, batch: int = 4096) -> float:
+    """Mean regression error of held-out label rows (points squared)."""
+    tot, n = 0.0, 0
+    for i in range(0, len(val["obs"]), batch):
+        idx = np.arange(i, min(i + batch, len(val["obs"])))
+        _, reg, _ = distill_loss(net, *_tensors(val, idx), floor, 0.0)
+        tot += float(reg) * len(idx)
+        n += len(idx)
+    return tot / max(n, 1)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m train.search_distill``."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0], prog="train.search_distill")
+    p.add_argument("--labels", type=Path, required=True, help="train.search_labels directory")
+    p.add_argument("--init", type=Path, help="a prior network checkpoint to start from")
+    p.add_argument("--run", type=Path, required=True, help="output directory")
+    p.add_argument("--resume", action="store_true", help="continue the run in --run")
+    p.add_argument("--epochs", type=int, default=12)
+    p.add_argument("--minutes", type=float, default=60.0, help="stop after this long")
+    p.add_argument("--batch", type=int, default=512)
+    p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument(
+        "--floor", type=float, default=1.0, help="non-candidates this far below (points)"
+    )
+    p.add_argument("--hinge-coef", type=float, default=1.0)
+    p.add_argument("--anchor-decisions", type=int, default=300_000, help="self-play decisions scanned for claim/setup rows")  # fmt: skip
+    p.add_argument(
+        "--val-mod", type=int, default=10, help="hands with index %% MOD == 0 are held out"
+    )
+    p.add_argument("--margins", type=float, nargs="+", default=list(MARGINS))
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--seed", type=int, default=0)
+    return p
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Fit, pick the margin on held-out hands, save ``RUN/distilled.pt``; returns the report."""
+    p = build_parser()
+    args = p.parse_args(argv)
+    for name in ("epochs", "batch", "anchor_decisions", "threads"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be >= 1")
+    if args.val_mod < 2 or args.seed < 0 or not args.lr > 0 or not args.minutes > 0:
+        p.error("--val-mod must be >= 2, --seed >= 0, --lr and --minutes > 0")
+    if args.floor < 0 or args.hinge_coef < 0 or any(m < 0 for m in args.margins):
+        p.error("--floor, --hinge-coef and --margins must be >= 0")
+    if (args.init is None) == (not args.resume):
+        p.error("give --init to start a run or --resume to continue one (not both)")
+    meta_path = args.labels / "meta.json"
+    try:
+        rows = load_labels(args.labels)
+        p_label = float(json.loads(meta_path.read_text())["settings"]["p_label"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        p.error(f"--labels: {exc}")
+    if not 0 < p_label <= 1:
+        p.error(f"--labels: p_label {p_label} in {meta_path} is not in (0, 1]")
+    setup(args.threads, args.seed)
+
+    def make_opt(net: PolicyNet) -> torch.optim.Optimizer:
+        return torch.optim.Adam(
+            [q for n, q in net.named_parameters() if n != "prior_gain"], lr=args.lr
+        )
+
+    if args.resume:
+        net, opt, counters, _ = load_run(args.run, make_opt)
+    else:
+        try:
+            net, _ = load_network(args.init)
+        except (OSError, ValueError) as exc:
+            p.error(f"--init: {exc}")
+        if not net.config.prior:
+            p.error("--init must be a prior network (train.bc --prior)")
+        if not args.keep_head:
+            with torch.no_grad():
+                net.policy.weight.zero_()
+                net.policy.bias.zero_()
+        net.train()
+        opt = make_opt(net)
+        counters = {"epoch": 0, "samples": 0, "wall_clock_s": 0.0, "best_val": float("inf")}
+    args.run.mkdir(parents=True, exist_ok=True)
+    is_val = rows["hand"] % args.val_mod == 0
+    train_rows = {k: v[~is_val] for k, v in rows.items()}
+    anchor = anchor_rows(args.anchor_decisions, args.seed + 17)
+    train_rows = {k: np.concatenate([train_rows[k], anchor[k]]) for k in train_rows}
+    train = prepare(train_rows, net)
+    val = prepare({k: v[is_val] for k, v in rows.items()}, net)
+    log = MetricLog(args.run / "metrics.jsonl")
+    meta = {"rules": RuleConfig().to_dict(), "method": "search_distill", "init": str(args.init),
+            "labels": str(args.labels), "command": command_line("train.search_distill"),
+            "commit": git_commit()}  # fmt: skip
+    rng = np.random.default_rng(args.seed + counters["epoch"])
+    t0, base_clock = time.time(), counters["wall_clock_s"]
+    from rich.progress import track
+
+    while counters["epoch"] < args.epochs and time.time() - t0 < args.minutes * 60:
+        order = rng.permutation(len(train["obs"]))
+        regs, hinges = [], []
+        steps = range(0, len(order), args.batch)
+        for i in track(steps, description=f"distill epoch {counters['epoch'] + 1}"):
+            loss, reg, hinge = distill_loss(net, *_tensors(train, order[i : i + args.batch]),
+                                            args.floor, args.hinge_coef)  # fmt: skip
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            regs.append(float(reg.detach()))
+            hinges.append(float(hinge.detach()))
+        counters["samples"] += len(order)
+        counters["epoch"] += 1
+        counters["wall_clock_s"] = base_clock + time.time() - t0
+        net.eval()
+        vl = val_loss(net, val, args.floor)
+        table = margin_table(net, val, p_label, args.margins)
+        net.train()
+        best = max(table, key=lambda r: r["gain_per_hand"])
+        row = {"epoch": counters["epoch"], "train_reg": float(np.mean(regs)),
+               "train_hinge": float(np.mean(hinges)), "val_reg": vl,
+               "best_margin": best["margin"], "val_gain_per_hand": best["gain_per_hand"],
+               "val_ci95": best["ci95"], "wall_clock_s": counters["wall_clock_s"]}  # fmt: skip
+        log.write(counters["samples"], **row)
+        print(json.dumps(row))
+        meta.update(wall_clock_s=counters["wall_clock_s"], epoch=counters["epoch"])
+        save_run(args.run, net, opt, counters, meta)
+        if vl < counters["best_val"]:
+            counters["best_val"] = vl
+            save_run(args.run, net, opt, counters, meta, name="best")
+    return finish(args, val, p_label, meta)
+
+
+def finish(args: argparse.Namespace, val: dict, p_label: float, meta: dict) -> dict:
+    """Pick the margin for the best (lowest held-out error) checkpoint and save ``distilled.pt``."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from agents.torch_agent import save_checkpoint
+
+    net, _ = load_network(args.run / "best.pt")
+    net.eval()
+    table = margin_table(net, val, p_label, args.margins)
+    best = max(table, key=lambda r: r["gain_per_hand"])
+    with torch.no_grad():
+        net.prior_gain.fill_(best["margin"])
+    meta = dict(meta, margin=best["margin"], val_gain_per_hand=best["gain_per_hand"])
+    save_checkpoint(args.run / "distilled.pt", net, meta)
+    t = Table(
+        title=f"held-out hands: points per hand over the heuristic ({len(np.unique(val['hand']))} hands)"
+    )
+    for c in ("margin", "gain/hand", "95% CI", "deviations", "off-candidate"):
+        t.add_column(c, justify="right")
+    for r in table:
+        t.add_row(f"{r['margin']:.2f}", f"{r['gain_per_hand']:+.3f}", f"±{r['ci95']:.3f}",
+                  f"{100 * r['deviation_rate']:.1f}%", str(r["off_candidate"]))  # fmt: skip
+    Console().print(t)
+    report = {"margins": table, "chosen": best, "checkpoint": str(args.run / "distilled.pt"),
+              "commit": git_commit()}  # fmt: skip
+    (args.run / "report.json").write_text(json.dumps(report, indent=1))
+    return report
+
+
+if __name__ == "__main__":
+    main()
