@@ -199,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--floor", type=float, default=1.0, help="non-candidates this far below (points)"
     )
     p.add_argument("--hinge-coef", type=float, default=1.0)
+    p.add_argument("--keep-head", action="store_true", help="keep --init's policy layer (default: zeroed, every predicted gain 0)")  # fmt: skip
     p.add_argument("--anchor-decisions", type=int, default=300_000, help="self-play decisions scanned for claim/setup rows")  # fmt: skip
     p.add_argument(
         "--val-mod", type=int, default=10, help="hands with index %% MOD == 0 are held out"
