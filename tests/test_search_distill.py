@@ -157,9 +157,11 @@ def test_distill_cli_end_to_end_and_resume(tmp_path):
     save_checkpoint(tmp_path / "init.pt", init, meta)
     run = tmp_path / "run"
     common = ["--labels", str(lab), "--run", str(run), "--anchor-decisions", "500",
-              "--threads", "1", "--val-mod", "4", "--margins", "0.5", "1"]  # fmt: skip
+              "--threads", "1", "--val-mod", "4", "--margins", "0.5", "1", "--select-walls", "2"]  # fmt: skip
     report = sd.main([*common, "--init", str(tmp_path / "init.pt"), "--epochs", "1"])
     assert report["chosen"]["margin"] in (0.5, 1.0) and len(report["margins"]) == 2
+    dup = [r["eval_points_per_hand"] for r in report["margins"]]  # chosen by the duplicate match
+    assert report["chosen"]["eval_points_per_hand"] == max(dup)
     agent = TorchAgent.load(run / "distilled.pt")
     assert float(agent.net.prior_gain.detach()) == report["chosen"]["margin"]
     assert json.loads((run / "report.json").read_text())["chosen"] == report["chosen"]

@@ -13,14 +13,16 @@ claims and setup, taken from heuristic self-play) are pushed at least
 The trunk starts from ``--init`` (a behaviour-cloned prior network); its
 policy layer starts at zero (every predicted gain 0) unless ``--keep-head``.
 
-``G`` is chosen on held-out hands (a tenth of the label set, split by
-hand): for each margin in ``--margins`` the network's choice at every
-held-out row is scored by that row's own rollout gain; their sum per hand,
-divided by the share of decisions labelled, estimates the points per hand
-the policy gains over the heuristic (one step of policy improvement; the
-performance-difference identity) with a 95% interval over hands. The best
-margin becomes the shipped ``prior_gain``; ``agents.evaluate`` confirms on
-fresh walls.
+``G`` is chosen among ``--margins`` by a duplicate match of each against
+three heuristics (``--select-walls`` walls, seed ``--select-seed``); confirm
+the choice on other seeds with ``agents.evaluate``. Alongside, held-out
+hands (a tenth of the label set, split by hand) give an unbiased but noisy
+estimate: the network's choice at every held-out row is scored by that
+row's own rollout gain; their sum per hand, divided by the share of
+decisions labelled, estimates the points per hand gained over the
+heuristic (one step of policy improvement; the performance-difference
+identity), with a 95% interval over hands. The best held-out checkpoint
+(regression error) is the one kept.
 
     python -m train.search_distill --labels runs/labels --init runs/bcp/last.pt --run runs/sd
 """
@@ -47,7 +49,7 @@ from train.bc import teacher_stream
 from train.common import MetricLog, command_line, git_commit, load_run, save_run, setup
 from train.search_labels import load_labels
 
-MARGINS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0)
+MARGINS = (0.2, 0.3, 0.5, 0.75, 1.0, 1.5)
 
 
 def anchor_rows(decisions: int, seed: int, envs: int = 256) -> dict[str, np.ndarray]:
@@ -204,7 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--val-mod", type=int, default=10, help="hands with index %% MOD == 0 are held out"
     )
-    p.add_argument("--margins", type=float, nargs="+", default=list(MARGINS))
+    p.add_argument("--margins", type=float, nargs="+", default=list(MARGINS), help="prior gains (points) to choose from")  # fmt: skip
+    p.add_argument("--select-walls", type=int, default=2500, help="duplicate walls per margin (0: choose by the held-out estimate)")  # fmt: skip
+    p.add_argument("--select-seed", type=int, default=100)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     return p
@@ -217,6 +221,8 @@ def main(argv: list[str] | None = None) -> dict:
     for name in ("epochs", "batch", "anchor_decisions", "threads"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
+    if not 0 <= args.select_walls <= 100_000 or args.select_seed < 0:
+        p.error("--select-walls must be in 0..100000 and --select-seed >= 0")
     if args.val_mod < 2 or args.seed < 0 or not args.lr > 0 or not args.minutes > 0:
         p.error("--val-mod must be >= 2, --seed >= 0, --lr and --minutes > 0")
     if args.floor < 0 or args.hinge_coef < 0 or any(m < 0 for m in args.margins):
@@ -304,30 +310,47 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 def finish(args: argparse.Namespace, val: dict, p_label: float, meta: dict) -> dict:
-    """Pick the margin for the best (lowest held-out error) checkpoint and save ``distilled.pt``."""
+    """Pick the margin for the best (lowest held-out error) checkpoint and save ``distilled.pt``.
+
+    Each margin gets the held-out rollout estimate (``margin_table``) and,
+    with ``--select-walls`` > 0, a duplicate match against three heuristics
+    (``train.common.evaluate_vs_heuristic``, seed ``--select-seed``), which
+    then decides; otherwise the held-out estimate does.
+    """
     from rich.console import Console
     from rich.table import Table
 
     from agents.torch_agent import save_checkpoint
+    from train.common import evaluate_vs_heuristic
 
     net, _ = load_network(args.run / "best.pt")
     net.eval()
     table = margin_table(net, val, p_label, args.margins)
-    best = max(table, key=lambda r: r["gain_per_hand"])
+    key = "gain_per_hand"
+    if args.select_walls > 0:
+        key = "eval_points_per_hand"
+        for r in table:
+            with torch.no_grad():
+                net.prior_gain.fill_(r["margin"])
+            r.update(evaluate_vs_heuristic(net, args.select_walls, RuleConfig(), args.select_seed))
+    best = max(table, key=lambda r: r[key])
     with torch.no_grad():
         net.prior_gain.fill_(best["margin"])
-    meta = dict(meta, margin=best["margin"], val_gain_per_hand=best["gain_per_hand"])
+    meta = dict(meta, margin=best["margin"], selection=best)
     save_checkpoint(args.run / "distilled.pt", net, meta)
-    t = Table(
-        title=f"held-out hands: points per hand over the heuristic ({len(np.unique(val['hand']))} hands)"
-    )
-    for c in ("margin", "gain/hand", "95% CI", "deviations", "off-candidate"):
+    hands = len(np.unique(val["hand"]))
+    t = Table(title=f"margins: held-out rollout estimate ({hands} hands) and duplicate match")
+    for c in ("margin", "held-out gain/hand", "deviations", "vs heuristic (dup.)"):
         t.add_column(c, justify="right")
     for r in table:
-        t.add_row(f"{r['margin']:.2f}", f"{r['gain_per_hand']:+.3f}", f"±{r['ci95']:.3f}",
-                  f"{100 * r['deviation_rate']:.1f}%", str(r["off_candidate"]))  # fmt: skip
+        dup = (f"{r['eval_points_per_hand']:+.3f} ± {r['eval_ci95']:.3f}"
+               if "eval_ci95" in r else "-")  # fmt: skip
+        t.add_row(f"{r['margin']:.2f}", f"{r['gain_per_hand']:+.3f} ± {r['ci95']:.3f}",
+                  f"{100 * r['deviation_rate']:.1f}%", dup)  # fmt: skip
     Console().print(t)
+    Console().print(f"chosen margin {best['margin']}: {args.run / 'distilled.pt'}")
     report = {"margins": table, "chosen": best, "checkpoint": str(args.run / "distilled.pt"),
+              "select_walls": args.select_walls, "select_seed": args.select_seed,
               "commit": git_commit()}  # fmt: skip
     (args.run / "report.json").write_text(json.dumps(report, indent=1))
     return report
