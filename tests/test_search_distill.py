@@ -12,6 +12,7 @@ from agents.policy_features import heuristic_choices
 from agents.torch_agent import TorchAgent, save_checkpoint
 from agents.torch_policy import PolicyConfig, PolicyNet
 from sichuan_env import RuleConfig
+from train import plot_distill
 from train import search_distill as sd
 from train import search_labels as sl
 
@@ -168,6 +169,12 @@ def test_distill_cli_end_to_end_and_resume(tmp_path):
     sd.main([*common, "--resume", "--epochs", "2"])
     lines = (run / "metrics.jsonl").read_text().splitlines()
     assert [json.loads(x)["epoch"] for x in lines] == [1, 2]
+    png = tmp_path / "sd.png"
+    plot_distill.main([str(run), "--out", str(png)])
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    (run / "report.json").write_text('{"margins": [{"margin": "x"}]}')
+    with pytest.raises(SystemExit):
+        plot_distill.main([str(run), "--out", str(png)])
     with pytest.raises(SystemExit):  # neither --init nor --resume
         sd.main(common)
     with pytest.raises(SystemExit):  # not a label directory

@@ -1,0 +1,102 @@
+"""Pictures of a search-distillation run (``train.search_distill``): the fit and the margin choice.
+
+    python -m train.plot_distill runs/sd --out docs/search_distill.png
+
+Left: the regression error per epoch (training rows and held-out hands, in
+points squared). Right: for each margin (the prior gain ``G``: how many
+points an action must be predicted to gain before the policy leaves the
+heuristic), the duplicate match against three heuristics (points per hand,
+95% CI) and the share of decisions where the policy leaves the heuristic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+from train.plot import read_jsonl
+
+
+def read_report(path: Path) -> list[dict]:
+    """The per-margin rows of a run's ``report.json`` (validated: margins and their figures are numbers).
+
+    Raises:
+        ValueError: not a search-distillation report.
+    """
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: cannot be read as JSON: {exc}") from None
+    rows = doc.get("margins") if isinstance(doc, dict) else None
+    if not isinstance(rows, list) or not rows:
+        raise ValueError(f"{path}: no 'margins' list (not a train.search_distill report)")
+    for r in rows:
+        ok = isinstance(r, dict) and all(
+            isinstance(r.get(k), (int, float)) for k in ("margin", "deviation_rate")
+        )
+        if not ok:
+            raise ValueError(f"{path}: a margin row without numeric 'margin' / 'deviation_rate'")
+    return sorted(rows, key=lambda r: r["margin"])
+
+
+def plot(metrics: list[dict], margins: list[dict], out: Path, title: str = "") -> None:
+    """Draw the two panels into ``out`` (PNG)."""
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for key, label in (("train_reg", "training rows"), ("val_reg", "held-out hands")):
+        pts = [(r["epoch"], r[key]) for r in metrics if key in r and "epoch" in r]
+        if pts:
+            a.plot(*zip(*pts, strict=True), "o-", label=label)
+    a.set_xlabel("epoch")
+    a.set_ylabel("squared error of the predicted gain (points²)")
+    a.set_title("advantage regression")
+    a.legend()
+    xs = [r["margin"] for r in margins]
+    dup = [r for r in margins if "eval_points_per_hand" in r]
+    if dup:
+        b.errorbar([r["margin"] for r in dup], [r["eval_points_per_hand"] for r in dup],
+                   yerr=[r["eval_ci95"] for r in dup], fmt="o-", capsize=3,
+                   label="duplicate match vs 3 heuristics")  # fmt: skip
+    b.axhline(0, color="gray", lw=0.8)
+    b.set_xlabel("margin G (points)")
+    b.set_ylabel("points per hand")
+    b.set_title("the margin: when to leave the heuristic")
+    b.legend(loc="upper left", fontsize=8)
+    c = b.twinx()
+    c.plot(xs, [100 * r["deviation_rate"] for r in margins], "s--", color="tab:orange", alpha=0.7)
+    c.set_ylabel("decisions leaving the heuristic (%)", color="tab:orange")
+    for ax in (a, b):
+        ax.grid(alpha=0.3)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """CLI entry point."""
+    p = argparse.ArgumentParser(prog="train.plot_distill", description=__doc__)
+    p.add_argument("run", type=Path, help="a train.search_distill run directory")
+    p.add_argument("--out", type=Path, default=Path("docs/search_distill.png"))
+    p.add_argument("--title", default="")
+    args = p.parse_args(argv)
+    for f in ("metrics.jsonl", "report.json"):
+        if not (args.run / f).is_file():
+            p.error(f"{args.run / f} is missing (run train.search_distill first)")
+    try:
+        margins = read_report(args.run / "report.json")
+    except ValueError as exc:
+        p.error(str(exc))
+    plot(read_jsonl(args.run / "metrics.jsonl"), margins, args.out, args.title)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
