@@ -9,7 +9,7 @@ real one; it then averages the engine's exact labels over the samples::
 
     from agents.belief_filter import BeliefFilter
 
-    f = BeliefFilter()  # 8 walls, 1000 moves each per decision: about 0.3 s a decision
+    f = BeliefFilter()  # 16 walls, 500 moves each per decision: about 0.8 s a decision
     p = f.predict_game(game, seat)  # every decision of seat, or decisions=[...]
     p["tenpai"], p["waits"], p["hand"], p["deal_in"]  # [N,3], [N,3,27], [N,3,27], [N,27]
 
@@ -42,6 +42,7 @@ from sichuan_env.kernels.tables import get_tables
 from sichuan_env.rules.config import kernel_rules
 
 from . import belief_filter_kernels as K
+from . import belief_filter_moves as M
 from .belief_public import PublicView, public_inputs, public_view
 
 __all__ = ["PRIOR", "BeliefFilter", "PublicView", "energy", "public_inputs", "public_view",
@@ -55,33 +56,40 @@ class BeliefFilter:
     """Sampling walls consistent with the public history and heuristic opponents.
 
     Each of ``particles`` walls is carried from one decision of the seat to the
-    next (its known tiles moved into place), annealed back to energy 0 and
-    moved ``steps`` times (Metropolis at energy 0). Particles that stay above 0
-    are replaced by copies of those at 0, which then move ``steps`` times too
-    (resampling); if none is at 0, one fresh wall gets ``restart_burn``
-    proposals. The beliefs average the labels after every move of every
+    next (its known tiles moved into place), the opponents' draws since then
+    redrawn (``agents.belief_filter_moves.redraw``), annealed back to energy 0
+    and moved ``steps`` times (``moves.chain``: Metropolis over energy at most
+    ``slack``, counting only walls at 0). Particles that stay above 0 are
+    replaced by copies of those at 0, which then move ``steps`` times too
+    (resampling); if none is at 0, the two closest particles and then one fresh
+    wall get ``restart_burn`` replays each until one reaches 0. The beliefs average the labels after every move of every
     particle at energy 0.
 
     Args:
         particles: walls carried through the hand.
         steps: moves per particle and decision.
         burn: at most this many proposals per particle to reach energy 0 at each decision.
-        restart_burn: proposals for a fresh wall when no particle reached energy 0.
-        temp: annealing temperature for policy mismatches during the burn-in.
+        restart_burn: replays for each of the two closest particles, then for a fresh
+            wall, when no particle reached energy 0 (stopping at the first that does).
+        temp: temperature for policy mismatches (burn-in, and walls above 0 while sampling).
         seed: the sampler's seed; the output is a function of the inputs and the seed.
+        redraws: share of the moves that are redraws of one position (the rest: swaps).
+        slack: while sampling, walls up to this energy are visited (0: only consistent ones).
     """
 
     def __init__(
         self,
-        particles: int = 8,
-        steps: int = 1000,
-        burn: int = 2000,
+        particles: int = 16,
+        steps: int = 500,
+        burn: int = 800,
         restart_burn: int = 3000,
         temp: float = 0.7,
         seed: int = 0,
+        redraws: float = 0.0,
+        slack: int = 1,
     ) -> None:
         ints = (("particles", particles), ("steps", steps), ("burn", burn),
-                ("restart_burn", restart_burn), ("seed", seed))  # fmt: skip
+                ("restart_burn", restart_burn), ("seed", seed), ("slack", slack))  # fmt: skip
         for name, v in ints:
             if not isinstance(v, int) or isinstance(v, bool):
                 raise TypeError(f"{name} must be an int, got {v!r}")
@@ -89,10 +97,13 @@ class BeliefFilter:
                 raise ValueError(f"{name} must be >= 0, got {v}")
         if not isinstance(temp, (int, float)) or not temp > 0:
             raise ValueError(f"temp must be a positive number, got {temp!r}")
+        if not isinstance(redraws, (int, float)) or not 0 <= redraws <= 1:
+            raise ValueError(f"redraws must be a probability, got {redraws!r}")
         if particles < 1:
             raise ValueError(f"particles must be >= 1, got {particles}")
         self.particles, self.steps, self.burn = particles, steps, burn
         self.restart_burn, self.temp, self.seed = restart_burn, float(temp), seed
+        self.redraws, self.slack = float(redraws), slack
         t = get_tables()
         self._flags, self._waits, self._dist = t["FLAGS"], t["WAITS"], t["DIST"]
 
@@ -129,28 +140,38 @@ class BeliefFilter:
         }
         rules = kernel_rules(rules_cfg)
         states = np.zeros(1, dtype=STATE_DTYPE)
-        scratch = (np.zeros((83, 27), np.uint8), np.zeros((232, 27), np.uint8),
-                   np.zeros(88, np.int8), np.zeros(3, np.int64), tuple(label_arrays().values()))  # fmt: skip
+        scratch = _scratch()
         rng = np.random.default_rng([self.seed, seat])
         walls: list[np.ndarray | None] = [None] * self.particles
+        seen = 0  # public events at the previous decision
         for k, (_, tokens, own, target) in enumerate(rows):
             v = public_view(tokens, seat)
             args = (states, v, own, target, rules, rng, scratch)
             energies, sums, n_s, n_prop = [], np.zeros((7, 28)), 0, 0
+            new = _new_draws(v, seen)
+            seen = len(v.events)
             for i in range(self.particles):
+                sweep = new if walls[i] is not None else new[:0]
                 walls[i] = _fit_wall(walls[i], v, rng)
-                e, n, _ = self._chain(walls[i], *args, np.zeros((7, 28)), self.burn, 0)
+                e, n, _ = self._chain(walls[i], *args, np.zeros((7, 28)), self.burn, 0, sweep)
                 energies.append(e)
                 n_prop += n
             good = [i for i, e in enumerate(energies) if e == 0]
             out["good"][k] = len(good)
-            if not good:  # no particle explains the history: one fresh wall, longer
-                walls[0] = _fit_wall(None, v, rng)
-                energies[0], n, _ = self._chain(
-                    walls[0], *args, np.zeros((7, 28)), self.restart_burn, 0
-                )
-                n_prop += n
-                good = [0] if energies[0] == 0 else []
+            if (
+                not good
+            ):  # none explains the history: the two closest burn longer, then a fresh wall
+                near = sorted(range(self.particles), key=energies.__getitem__)
+                for i in [*near[:2], near[-1]]:
+                    if i == near[-1]:
+                        walls[i] = _fit_wall(None, v, rng)
+                    energies[i], n, _ = self._chain(
+                        walls[i], *args, np.zeros((7, 28)), self.restart_burn, 0
+                    )
+                    n_prop += n
+                    if energies[i] == 0:
+                        good = [i]
+                        break
             if good:
                 for i in range(self.particles):  # resample, then move every particle
                     if energies[i] != 0:
@@ -178,20 +199,37 @@ class BeliefFilter:
         return out
 
     def _chain(
-        self, wall, states, v, own, target, rules, rng, scratch, sums, burn: int, steps: int
-    ) -> tuple[int, int, int]:
-        """One ``kernels.chain`` run on ``wall`` (in place); ``(energy, proposals, samples)``.
+        self, wall, states, v, own, target, rules, rng, scratch, sums, burn: int, steps: int,
+        sweep: np.ndarray | None = None,
+    ) -> tuple[int, int, int]:  # fmt: skip
+        """One ``moves.chain`` run on ``wall`` (in place); ``(energy, replays, samples)``.
 
-        With ``steps`` 0 it only anneals (at most ``burn`` proposals) towards energy 0.
+        With ``steps`` 0 it only anneals (at most ``burn`` replays) towards energy 0,
+        after redrawing the positions of ``sweep`` (default none).
         """
         movable = np.flatnonzero((v.owner >= 0) & (v.owner != v.me) & (v.pin < 0))
         pool = np.concatenate([movable, v.undrawn])
-        e, n_prop, _, n_s = K.chain(
-            states, wall, movable, pool, v.owner, v.when, burn, max(steps, 1), self.temp,
-            int(rng.integers(2**31)), v.dealer, rules, self._flags, self._waits, self._dist,
-            v.me, v.events, len(v.events), v.voids, own, len(own), target, *scratch, sums,
+        sweep = movable[:0] if sweep is None else sweep
+        e, n_prop, _, n_s = M.chain(
+            states, wall, movable, pool, v.undrawn, sweep, v.owner, v.when, burn, max(steps, 1),
+            self.temp, self.redraws, self.slack if steps else 0, int(rng.integers(2**31)), v.dealer, rules, self._flags,
+            self._waits, self._dist, v.me, v.events, len(v.events), v.voids, own, len(own),
+            target, *scratch[:5], sums, *scratch[5:],
         )  # fmt: skip
         return int(e), int(n_prop), int(n_s)
+
+
+def _scratch() -> tuple:
+    """Work arrays of the kernels: v1 and v2 planes, mask, fail, labels, checkpoint."""
+    return (np.zeros((83, 27), np.uint8), np.zeros((232, 27), np.uint8),
+            np.zeros(88, np.int8), np.zeros(3, np.int64), tuple(label_arrays().values()),
+            np.zeros(1, dtype=STATE_DTYPE), np.zeros(6, np.int64))  # fmt: skip
+
+
+def _new_draws(v: PublicView, seen: int) -> np.ndarray:
+    """Opponents' unknown draws after the first ``seen`` public events, in draw order."""
+    new = np.flatnonzero((v.when >= seen) & (v.owner != v.me) & (v.pin < 0))
+    return new[np.argsort(v.when[new], kind="stable")]
 
 
 def _fit_wall(wall: np.ndarray | None, v: PublicView, rng: np.random.Generator) -> np.ndarray:
@@ -294,8 +332,7 @@ def sample_wall(
     f = BeliefFilter(seed=seed)
     rng = np.random.default_rng(seed)
     wall = _fresh_wall(v, rng)
-    scratch = (np.zeros((83, 27), np.uint8), np.zeros((232, 27), np.uint8),
-               np.zeros(88, np.int8), np.zeros(3, np.int64), tuple(label_arrays().values()))  # fmt: skip
+    scratch = _scratch()
     states = np.zeros(1, dtype=STATE_DTYPE)
     sums = np.zeros((7, 28), dtype=np.float64)
     rules = kernel_rules(game.rules)

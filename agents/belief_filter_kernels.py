@@ -31,7 +31,7 @@ from sichuan_env._jit import njit
 from sichuan_env.encoding.v1 import encode_v1
 from sichuan_env.encoding.v2 import encode_v2
 from sichuan_env.engine.actions import DISCARD, HU, KONG, PASS, PONG, SELF_KONG, VOID
-from sichuan_env.engine.deal import deal, splitmix64
+from sichuan_env.engine.deal import deal
 from sichuan_env.engine.labels import opponent_labels
 from sichuan_env.engine.legal import legal_mask
 from sichuan_env.engine.state import MAX_LOG, PH_CLAIM, PH_OVER, PH_ROB, PH_TURN, PH_VOID
@@ -137,15 +137,33 @@ def replay(
     action the wall could not make, or the first opponent it does not explain (tile
     -1); -1 otherwise. ``chain`` uses it for targeted repairs.
     """
+    deal(states, 0, wall, dealer, 0, rules)
     fail[0] = -1
     fail[1] = -1
     fail[2] = n_ev
-    deal(states, 0, wall, dealer, 0, rules)
+    return resume(states, rules, flags, waits, dist, me, ev, n_ev, voids, own, n_own, target,
+                  obs1, obs2, mask, fail, 0, 0, 0, BIG, -1, states, fail)  # fmt: skip
+
+
+@njit
+def resume(
+    states, rules, flags, waits, dist, me: int, ev, n_ev: int, voids, own, n_own: int,
+    target, obs1, obs2, mask, fail, c: int, k: int, mism: int, cap: int, rec: int, ck, ckv,
+) -> int:  # fmt: skip
+    """``replay`` from the replayed state in ``states[0]`` (``c`` events, ``k`` own actions used).
+
+    Stops early with ``mism`` once more than ``cap`` opponent decisions differ (a
+    lower bound on the energy). With ``rec`` a wall position, the state and
+    ``(c, k, mism, *fail)`` (``ckv``, ``int64[6]``) are copied into ``ck[0]`` at
+    every decision taken before that position is drawn: the last copy is where a
+    wall differing only at ``rec`` and at undrawn positions can be replayed from.
+    """
     st = states[0]
-    c = 0
-    k = 0
-    mism = 0
     for _ in range(MAX_LOG):
+        if rec >= 0 and st.head <= rec <= st.tail:
+            ck[0] = states[0]
+            ckv[0], ckv[1], ckv[2] = c, k, mism
+            ckv[3], ckv[4], ckv[5] = fail[0], fail[1], fail[2]
         ph = st.phase
         if ph == PH_OVER:
             return BIG + n_ev - c
@@ -195,6 +213,8 @@ def replay(
                     if SELF_KONG <= a < PONG:
                         fail[1] = a - SELF_KONG
                 return BIG + n_ev - c
+            if mism > cap:
+                return mism
         if a < 0 or not mask[a]:
             return BIG + n_ev - c
         n_river = st.n_river[s]
@@ -234,94 +254,3 @@ def _labels(st, me: int, rules, flags, dist, lab, cur) -> None:
             cur[3 + r, t] = hand[r, t] > 0
     for t in range(27):
         cur[6, t] = deal_in[0, t] > 0 or deal_in[1, t] > 0 or deal_in[2, t] > 0
-
-
-@njit
-def _rand(rng) -> np.uint64:
-    """64 random bits from the splitmix64 stream whose state is ``rng[0]``."""
-    rng[0], r = splitmix64(rng[0])
-    return r
-
-
-@njit
-def _below(rng, n: int) -> int:
-    """A uniform integer in ``[0, n)``."""
-    return np.int64(_rand(rng) % np.uint64(n))
-
-
-@njit
-def _uniform(rng) -> float:
-    """A uniform float in ``[0, 1)``."""
-    return np.float64(_rand(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-
-@njit
-def chain(
-    states, wall, movable, pool, owner, when, burn: int, steps: int, temp: float, seed: int,
-    dealer: int, rules, flags, waits, dist, me: int, ev, n_ev: int, voids, own, n_own: int,
-    target, obs1, obs2, mask, fail, lab, sums,
-) -> tuple:  # fmt: skip
-    """Anneal ``wall`` to energy 0 (at most ``burn`` proposals), then make ``steps`` more proposals.
-
-    A proposal swaps the tile of an opponent's slot (``movable``) with that of
-    any free position (``pool``: opponents' slots and the undrawn wall). While
-    the wall is infeasible, half the proposals put the tile an opponent lacked
-    (``fail``), or a tile of the first opponent that played otherwise than the
-    heuristic, into one of its slots (``owner``: seat per position; ``when``: the
-    event index of each position's draw, -1 for the deal). After each
-    sampling proposal the current wall's labels (``_labels`` rows) are added to
-    ``sums`` (``float64[7, 28]``) if the wall is feasible: at energy 0 only
-    energy-0 walls are accepted (exact samples); if the burn-in ended above 0,
-    the sampler goes on at ``temp`` (approximate samples) and turns exact as
-    soon as it reaches 0. ``wall`` ends as the last accepted wall.
-    Returns ``(energy, proposals, accepted, samples)``.
-    """
-    rng = np.full(1, np.uint64(seed), dtype=np.uint64)
-    e = replay(states, wall, dealer, rules, flags, waits, dist, me, ev, n_ev, voids, own,
-               n_own, target, obs1, obs2, mask, fail)  # fmt: skip
-    cur = np.zeros((7, 28), dtype=np.float64)
-    if e < BIG:
-        _labels(states[0], me, rules, flags, dist, lab, cur)
-    n_prop = 0
-    n_acc = 0
-    n_samples = 0
-    done = 0  # sampling proposals made (after energy 0 or the burn-in budget)
-    while done < steps:
-        burning = e != 0 and n_prop < burn
-        n_prop += 1
-        i = movable[_below(rng, movable.shape[0])]
-        j = pool[_below(rng, pool.shape[0])]
-        s, t, at = fail[0], fail[1], fail[2]
-        if e != 0 and s >= 0 and _uniform(rng) < 0.5:
-            if t >= 0:  # a copy of the tile s lacked, from outside s's hand
-                for _ in range(30):
-                    j = pool[_below(rng, pool.shape[0])]
-                    if wall[j] == t and owner[j] != s:
-                        break
-            for _ in range(30):  # into one of s's slots it had by then
-                i = movable[_below(rng, movable.shape[0])]
-                if owner[i] == s and wall[i] != t and when[i] < at:
-                    break
-        if i != j and wall[i] != wall[j]:
-            wall[i], wall[j] = wall[j], wall[i]
-            e2 = replay(states, wall, dealer, rules, flags, waits, dist, me, ev, n_ev, voids,
-                        own, n_own, target, obs1, obs2, mask, fail)  # fmt: skip
-            if e == 0:
-                ok = e2 == 0
-            elif e2 <= e:
-                ok = True
-            else:
-                ok = e2 < BIG and _uniform(rng) < np.exp(-(e2 - e) / temp)
-            if ok:
-                e = e2
-                n_acc += 1
-                if e < BIG:
-                    _labels(states[0], me, rules, flags, dist, lab, cur)
-            else:
-                wall[i], wall[j] = wall[j], wall[i]
-        if not burning:
-            done += 1
-            if e < BIG:
-                sums += cur
-                n_samples += 1
-    return e, n_prop, n_acc, n_samples

@@ -3,18 +3,23 @@
 import numpy as np
 import pytest
 
+from agents import belief_filter_kernels as K
 from agents.belief_filter import (
     BeliefFilter,
+    _row,
+    _scratch,
     energy,
     public_inputs,
     public_view,
     replay_wall,
     sample_wall,
 )
+from agents.belief_filter_moves import _from_ck, chain, redraw, replay_rec
 from agents.heuristic import decide
 from sichuan_env import RuleConfig
 from sichuan_env.encoding.v1 import encode_at
 from sichuan_env.engine.game import Game
+from sichuan_env.engine.state import STATE_DTYPE
 from sichuan_env.kernels.tables import get_tables
 from sichuan_env.rules.config import kernel_rules
 
@@ -191,3 +196,127 @@ def test_report_cli_asks_for_games_before_filtering(tmp_path, capsys, extra, mes
     with pytest.raises(SystemExit) as exc:
         belief_report.main(["none", "--data", str(tmp_path), *extra])
     assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+def _kernel_args(g: Game, seat: int, d: int):
+    """The replay arguments of ``seat``'s decision ``d`` (after ``states, wall``), and its view."""
+    v, own, target = _row(g, seat, d)
+    t = get_tables()
+    sc = _scratch()
+    args = (v.dealer, kernel_rules(g.rules), t["FLAGS"], t["WAITS"], t["DIST"], seat, v.events,
+            len(v.events), v.voids, own, len(own), target, *sc[:4])  # fmt: skip
+    return v, args, sc[5], sc[6]
+
+
+def test_a_replay_resumed_from_a_checkpoint_matches_a_full_one():
+    """The state before a draw, replayed with other tiles there and in the undrawn wall."""
+    g = heuristic_game(3)
+    seat = 1
+    d = public_inputs(g, seat)[-1][0]
+    v, args, ck, ckv = _kernel_args(g, seat, d)
+    states = np.zeros(1, dtype=STATE_DTYPE)
+    wall = g.state["wall"].copy()
+    draws = np.flatnonzero((v.when >= 0) & (v.owner != seat) & (v.pin < 0))
+    assert draws.size
+    rng = np.random.default_rng(0)
+    energies = set()
+    for p in draws[:6]:
+        assert replay_rec(p, states, ck, ckv, wall, *args) == 0
+        for _ in range(8):
+            w2 = wall.copy()
+            u = rng.choice(v.undrawn)
+            w2[p], w2[u] = w2[u], w2[p]
+            w2[v.undrawn] = rng.permutation(w2[v.undrawn])
+            full = K.replay(states, w2, *args)
+            assert _from_ck(p, K.BIG, states, ck, ckv, w2, *args) == full
+            energies.add(full)
+    assert len(energies) > 1  # both consistent and inconsistent walls were compared
+
+
+@pytest.mark.parametrize("seat", [0, 2])
+def test_redraw_keeps_the_tiles_and_the_public_history(seat):
+    """A redraw trades one opponent tile with the undrawn wall; at energy 0 it stays at 0."""
+    g = heuristic_game(11)
+    d = public_inputs(g, seat)[-2][0]
+    v, args, ck, ckv = _kernel_args(g, seat, d)
+    states = np.zeros(1, dtype=STATE_DTYPE)
+    wall = g.state["wall"].copy()
+    movable = np.flatnonzero((v.owner >= 0) & (v.owner != seat) & (v.pin < 0))
+    rng = np.full(1, np.uint64(7), dtype=np.uint64)
+    fixed = np.ones(108, dtype=bool)
+    fixed[movable] = False
+    fixed[v.undrawn] = False
+    for p in movable[::3]:
+        before = wall.copy()
+        e, n = redraw(p, v.undrawn, 0, 0, 0.7, rng, states, ck, ckv, wall, *args)
+        assert e == 0 and n >= 2
+        assert np.array_equal(np.sort(wall), np.sort(before))  # the same 108 tiles
+        changed = np.flatnonzero(wall != before)
+        assert changed.size in (0, 2)
+        assert set(changed) <= {p, *v.undrawn}
+        assert np.array_equal(wall[fixed], before[fixed])
+        assert energy(g, seat, d, wall) == 0
+    g2 = heuristic_game(11)
+    assert energy(g2, seat, d, g2.state["wall"]) == 0  # the true wall is consistent
+
+
+def test_redraw_repairs_a_changed_draw():
+    """Burning in (energy > 0), a redraw of the tile that broke the history can restore it."""
+    g = heuristic_game(3)
+    seat = 2
+    d = public_inputs(g, seat)[-1][0]
+    v, args, ck, ckv = _kernel_args(g, seat, d)
+    states = np.zeros(1, dtype=STATE_DTYPE)
+    draws = np.flatnonzero((v.when >= 0) & (v.owner != seat) & (v.pin < 0))
+    rng = np.full(1, np.uint64(1), dtype=np.uint64)
+    repaired = 0
+    for p in draws:
+        wall = g.state["wall"].copy()
+        u = next((u for u in v.undrawn if wall[u] != wall[p]), None)
+        wall[p], wall[u] = wall[u], wall[p]
+        e = K.replay(states, wall, *args)
+        if e == 0:
+            continue
+        e2, _ = redraw(p, v.undrawn, e, 2 * K.BIG, 0.05, rng, states, ck, ckv, wall, *args)
+        assert e2 == K.replay(states, wall, *args)
+        repaired += e2 == 0
+    assert repaired
+
+
+@pytest.mark.parametrize("slack", [0, 1])
+def test_the_chain_keeps_the_tiles_and_ends_on_a_consistent_wall(slack):
+    """Swaps and redraws from the true wall: walls above 0 may be visited, never kept or counted."""
+    g = heuristic_game(7)
+    seat = 3
+    d = public_inputs(g, seat)[-3][0]
+    v, args, ck, ckv = _kernel_args(g, seat, d)
+    sc = _scratch()
+    states = np.zeros(1, dtype=STATE_DTYPE)
+    wall = g.state["wall"].copy()
+    movable = np.flatnonzero((v.owner >= 0) & (v.owner != seat) & (v.pin < 0))
+    pool = np.concatenate([movable, v.undrawn])
+    sums = np.zeros((7, 28))
+    e, n_prop, n_acc, n_s = chain(
+        states, wall, movable, pool, v.undrawn, movable[-2:], v.owner, v.when, 0, 400, 0.7,
+        0.3, slack, 5, *args, sc[4], sums, ck, ckv,
+    )  # fmt: skip
+    assert e == 0 and energy(g, seat, d, wall) == 0
+    assert np.array_equal(np.sort(wall), np.sort(g.state["wall"]))
+    known = v.pin >= 0
+    assert np.array_equal(
+        wall[known & (np.arange(108) >= 53)], v.pin[known & (np.arange(108) >= 53)]
+    )
+    assert 0 < n_s <= 400 and n_acc > 0 and n_prop > 400
+    held = sums[3:6, :27] / n_s
+    assert ((held >= 0) & (held <= 1)).all()
+    if slack == 0:
+        assert n_s == 400  # at slack 0 every move is at energy 0
+
+
+def test_sampler_arguments():
+    with pytest.raises(ValueError):
+        BeliefFilter(redraws=1.5)
+    with pytest.raises(ValueError):
+        BeliefFilter(slack=-1)
+    with pytest.raises(TypeError):
+        BeliefFilter(slack=0.5)

@@ -50,9 +50,18 @@ def read_records(folder: str | Path, games: int) -> dict[int, dict[str, Any]]:
 
 
 def predict_folder(
-    folder: str | Path, games: int, filt: BeliefFilter, progress: bool = False
+    folder: str | Path,
+    games: int,
+    filt: BeliefFilter,
+    progress: bool = False,
+    save: str | Path | None = None,
 ) -> tuple[dict[tuple[int, int], dict[str, np.ndarray]], dict[str, float]]:
     """Filter beliefs for every decision of the first ``games`` hands.
+
+    With ``save``, the predictions so far (``save_preds``) and the stats are
+    written after every hand (to ``save`` and ``save`` + ``.json``), so that a
+    run stopped early can still be scored on the hands it finished
+    (``train.belief_report --filter-cache``, ``--games`` the hands done).
 
     Returns:
         ``({(game_id, decision): {key: row}}, stats)`` with stats ``seconds``,
@@ -72,19 +81,26 @@ def predict_folder(
                 preds[(gid, d)] = {key: out[key][k] for key in KEYS}
             n_exact += int(out["exact"].sum())
             n_prop += int(out["proposals"].sum())
+        stats = _stats(time.perf_counter() - t0, len(preds), n_exact, n_prop)
+        stats["hands"] = i + 1
+        if save is not None:
+            save_preds(save, preds)
+            Path(f"{save}.json").write_text(json.dumps(stats, indent=1) + "\n", encoding="utf-8")
         if progress:
-            dt = time.perf_counter() - t0
-            print(f"hand {i + 1}/{len(records)}: {len(preds)} decisions, {dt:.0f} s", flush=True)
-    dt = time.perf_counter() - t0
-    n = max(len(preds), 1)
-    stats = {
+            print(f"hand {i + 1}/{len(records)}: {json.dumps(stats)}", flush=True)
+    stats = _stats(time.perf_counter() - t0, len(preds), n_exact, n_prop)
+    return preds, stats
+
+
+def _stats(dt: float, n: int, n_exact: int, n_prop: int) -> dict[str, float]:
+    """Speed and the share of decisions with a consistent wall."""
+    return {
         "seconds": dt,
-        "decisions": len(preds),
-        "decisions_per_s": len(preds) / max(dt, 1e-9),
-        "exact": n_exact / n,
+        "decisions": n,
+        "decisions_per_s": n / max(dt, 1e-9),
+        "exact": n_exact / max(n, 1),
         "proposals_per_s": n_prop / max(dt, 1e-9),
     }
-    return preds, stats
 
 
 def save_preds(path: str | Path, preds: dict[tuple[int, int], dict[str, np.ndarray]]) -> None:
@@ -128,14 +144,18 @@ def main(argv: list[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--data", type=Path, required=True)
     p.add_argument("--games", type=int, default=10)
-    p.add_argument("--particles", type=int, default=8)
-    p.add_argument("--steps", type=int, default=1000)
-    p.add_argument("--burn", type=int, default=2000)
+    p.add_argument("--particles", type=int, default=16)
+    p.add_argument("--steps", type=int, default=500)
+    p.add_argument("--burn", type=int, default=800)
+    p.add_argument("--slack", type=int, default=1, help="energy walls may reach while sampling")
+    p.add_argument("--redraws", type=float, default=0.0, help="share of moves that redraw")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--progress", action="store_true")
+    p.add_argument("--save", type=Path, help="write the predictions (.npz) after every hand")
     args = p.parse_args(argv)
-    filt = BeliefFilter(args.particles, args.steps, args.burn, seed=args.seed)
-    _, stats = predict_folder(args.data, args.games, filt, progress=args.progress)
+    filt = BeliefFilter(args.particles, args.steps, args.burn, seed=args.seed, slack=args.slack,
+                        redraws=args.redraws)  # fmt: skip
+    _, stats = predict_folder(args.data, args.games, filt, progress=args.progress, save=args.save)
     print(json.dumps(stats, indent=1))
     return 0
 
