@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numba
 import torch
 
 from agents.evaluate import make_lineup_agents, play_duplicate, summarize
@@ -39,6 +40,10 @@ def setup(threads: int, seed: int) -> None:
     if seed < 0:
         raise ValueError(f"seed must be >= 0, got {seed}")
     torch.set_num_threads(threads)
+    # numba's OpenMP layer sets the OpenMP thread count that torch shares at every
+    # parallel launch: keep the two equal, or torch silently runs on numba's count
+    # (on a busy CPU every small op then waits milliseconds for a second thread).
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     torch.manual_seed(seed)
     random.seed(seed)
 

@@ -232,7 +232,8 @@ def main(argv: list[str] | None = None) -> dict:
     meta_path = args.labels / "meta.json"
     try:
         rows = load_labels(args.labels)
-        p_label = float(json.loads(meta_path.read_text())["settings"]["p_label"])
+        label_meta = json.loads(meta_path.read_text())
+        p_label = float(label_meta["settings"]["p_label"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         p.error(f"--labels: {exc}")
     if not 0 < p_label <= 1:
@@ -269,7 +270,8 @@ def main(argv: list[str] | None = None) -> dict:
     val = prepare({k: v[is_val] for k, v in rows.items()}, net)
     log = MetricLog(args.run / "metrics.jsonl")
     meta = {"rules": RuleConfig().to_dict(), "method": "search_distill", "init": str(args.init),
-            "labels": str(args.labels), "command": command_line("train.search_distill"),
+            "labels": str(args.labels), "label_settings": label_meta["settings"],
+            "label_rows": len(rows["hand"]), "command": command_line("train.search_distill"),
             "commit": git_commit()}  # fmt: skip
     rng = np.random.default_rng(args.seed + counters["epoch"])
     t0, base_clock = time.time(), counters["wall_clock_s"]
@@ -323,7 +325,7 @@ def finish(args: argparse.Namespace, val: dict, p_label: float, meta: dict) -> d
     from agents.torch_agent import save_checkpoint
     from train.common import evaluate_vs_heuristic
 
-    net, _ = load_network(args.run / "best.pt")
+    net, doc = load_network(args.run / "best.pt")
     net.eval()
     table = margin_table(net, val, p_label, args.margins)
     key = "gain_per_hand"
@@ -336,7 +338,8 @@ def finish(args: argparse.Namespace, val: dict, p_label: float, meta: dict) -> d
     best = max(table, key=lambda r: r[key])
     with torch.no_grad():
         net.prior_gain.fill_(best["margin"])
-    meta = dict(meta, margin=best["margin"], selection=best)
+    meta = dict(meta, margin=best["margin"], selection=best, epoch=doc.get("epoch"),
+                wall_clock_s=doc.get("wall_clock_s", meta.get("wall_clock_s", 0.0)))  # fmt: skip
     save_checkpoint(args.run / "distilled.pt", net, meta)
     hands = len(np.unique(val["hand"]))
     t = Table(title=f"margins: held-out rollout estimate ({hands} hands) and duplicate match")
