@@ -309,3 +309,8 @@ def load_bc(seed: int | None = None) -> TorchAgent:
 def load_ppo(seed: int | None = None) -> TorchAgent:
     """The shipped PPO agent (``agents/checkpoints/ppo.pt``)."""
     return TorchAgent.load("ppo", seed)
+
+
+def load_distill(seed: int | None = None) -> TorchAgent:
+    """The shipped search-distilled agent (``agents/checkpoints/distill.pt``, ``train.search_distill``)."""
+    return TorchAgent.load("distill", seed)

@@ -179,3 +179,24 @@ def test_distill_cli_end_to_end_and_resume(tmp_path):
         sd.main(common)
     with pytest.raises(SystemExit):  # not a label directory
         sd.main(["--labels", str(tmp_path), "--run", str(run), "--resume"])
+
+
+def test_shipped_distill_agent_leaves_the_heuristic_rarely_and_legally():
+    from agents import make_agent
+    from sichuan_env.envs.vector import VectorEnv
+
+    agent = make_agent("distill", seed=0)
+    assert agent.net.config.prior and agent.meta["method"] == "search_distill"
+    assert float(agent.net.prior_gain.detach()) == pytest.approx(agent.meta["margin"])
+    venv = VectorEnv(64, seed=0)
+    obs, mask, _ = venv.reset()
+    same = total = 0
+    for _ in range(60):
+        h = heuristic_choices(obs[:, :83], mask)
+        a = agent.act_batch(obs, mask)
+        assert (mask[np.arange(len(a)), a] == 1).all()
+        multi = mask.sum(1) > 1
+        same += int((a == h)[multi].sum())
+        total += int(multi.sum())
+        obs, mask, *_ = venv.step(h)
+    assert total > 1000 and 0.9 < same / total < 1.0  # it deviates, and only rarely
