@@ -82,6 +82,19 @@ def test_cli_writes_resumable_shards(tmp_path):
         sl.main([*args[:-2], "--threads", "1", "--samples", "3", "--resume"])
     with pytest.raises(ValueError, match="no label shards"):
         sl.load_labels(tmp_path)
+    # an unrenamed temporary shard is not read; a damaged shard is a ValueError
+    (out / "tmp-shard-00009.npz").write_bytes((out / "shard-00000.npz").read_bytes())
+    assert len(sl.load_labels(out)["obs"]) == len(first["obs"])
+    (out / "shard-00002.npz").write_bytes(b"PK\x03\x04 not a zip")
+    with pytest.raises(ValueError, match="not a readable label shard"):
+        sl.load_labels(out)
+    (out / "shard-00002.npz").unlink()
+    # extending a run whose last shard was partial makes that shard again, whole
+    sl.main([*args[:3], "5", *args[4:], "--resume"])
+    assert sorted(set(sl.load_labels(out)["hand"].tolist())) == [0, 1, 2, 3, 4]
+    (out / "meta.json").write_text("[1]")
+    with pytest.raises(SystemExit):
+        sl.main([*args, "--resume"])
 
 
 def test_dense_targets_hand_built():
@@ -97,7 +110,7 @@ def test_dense_targets_hand_built():
 
 
 def test_margin_table_bookkeeping(monkeypatch):
-    # two hands; the policy picks column 1 everywhere; p_label 0.5 doubles the per-hand sums
+    # two hands; the policy picks column 1 everywhere; per seat-hand: sums / (4 seats x p_label 0.5)
     gain_d = np.zeros((3, 88), np.float32)
     gain_d[:, 1] = [1.0, 2.0, -1.0]
     is_c = np.zeros((3, 88), bool)
@@ -106,9 +119,9 @@ def test_margin_table_bookkeeping(monkeypatch):
            "base_act": np.zeros(3, np.int64)}  # fmt: skip
     monkeypatch.setattr(sd, "choices", lambda net, data, m: np.ones(3, np.int64))
     (row,) = sd.margin_table(None, val, 0.5, margins=(0.3,))
-    assert row["gain_per_hand"] == pytest.approx((6.0 + -2.0) / 2)
+    assert row["gain_per_hand"] == pytest.approx((1.5 + -0.5) / 2)
     assert row["deviation_rate"] == 1.0 and row["off_candidate"] == 0
-    assert row["ci95"] == pytest.approx(1.96 * np.std([6.0, -2.0], ddof=1) / np.sqrt(2))
+    assert row["ci95"] == pytest.approx(1.96 * np.std([1.5, -0.5], ddof=1) / np.sqrt(2))
 
 
 def test_regression_learns_where_to_leave_the_heuristic(rows):
@@ -179,6 +192,17 @@ def test_distill_cli_end_to_end_and_resume(tmp_path):
         sd.main(common)
     with pytest.raises(SystemExit):  # not a label directory
         sd.main(["--labels", str(tmp_path), "--run", str(run), "--resume"])
+    with pytest.raises(SystemExit):  # resuming with another held-out split
+        sd.main([*common[:-7], "--val-mod", "5", "--resume", "--epochs", "3"])
+    with pytest.raises(SystemExit):  # nothing to resume
+        sd.main([*common[:2], "--run", str(tmp_path / "empty"), "--resume"])
+    with pytest.raises(SystemExit):
+        sd.main([*common, "--init", str(tmp_path / "init.pt"), "--margins", "nan"])
+    (run / "report.json").write_text(
+        '{"margins": [{"margin": 1, "deviation_rate": 0.1, "eval_points_per_hand": 0.2}]}'
+    )
+    with pytest.raises(SystemExit):  # a duplicate figure without its interval
+        plot_distill.main([str(run), "--out", str(png)])
 
 
 def test_shipped_distill_agent_leaves_the_heuristic_rarely_and_legally():

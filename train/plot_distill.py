@@ -6,13 +6,15 @@ Left: the regression error per epoch (training rows and held-out hands, in
 points squared). Right: for each margin (the prior gain ``G``: how many
 points an action must be predicted to gain before the policy leaves the
 heuristic), the duplicate match against three heuristics (points per hand,
-95% CI) and the share of decisions where the policy leaves the heuristic.
+95% CI) and the share of held-out labelled own-turn decisions where the
+policy leaves the heuristic.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 import matplotlib
@@ -21,6 +23,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from train.plot import read_jsonl
+
+
+def _num(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def read_report(path: Path) -> list[dict]:
@@ -37,11 +43,12 @@ def read_report(path: Path) -> list[dict]:
     if not isinstance(rows, list) or not rows:
         raise ValueError(f"{path}: no 'margins' list (not a train.search_distill report)")
     for r in rows:
-        ok = isinstance(r, dict) and all(
-            isinstance(r.get(k), (int, float)) for k in ("margin", "deviation_rate")
-        )
+        ok = isinstance(r, dict) and all(_num(r.get(k)) for k in ("margin", "deviation_rate"))
         if not ok:
             raise ValueError(f"{path}: a margin row without numeric 'margin' / 'deviation_rate'")
+        dup = ("eval_points_per_hand", "eval_ci95")
+        if any(k in r for k in dup) and not all(_num(r.get(k)) for k in dup):
+            raise ValueError(f"{path}: a margin row with a duplicate match needs numeric {dup}")
     return sorted(rows, key=lambda r: r["margin"])
 
 
@@ -49,7 +56,7 @@ def plot(metrics: list[dict], margins: list[dict], out: Path, title: str = "") -
     """Draw the two panels into ``out`` (PNG)."""
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
     for key, label in (("train_reg", "training rows"), ("val_reg", "held-out hands")):
-        pts = [(r["epoch"], r[key]) for r in metrics if key in r and "epoch" in r]
+        pts = [(r["epoch"], r[key]) for r in metrics if _num(r.get(key)) and _num(r.get("epoch"))]
         if pts:
             a.plot(*zip(*pts, strict=True), "o-", label=label)
     a.set_xlabel("epoch")
@@ -69,7 +76,7 @@ def plot(metrics: list[dict], margins: list[dict], out: Path, title: str = "") -
     b.legend(loc="upper left", fontsize=8)
     c = b.twinx()
     c.plot(xs, [100 * r["deviation_rate"] for r in margins], "s--", color="tab:orange", alpha=0.7)
-    c.set_ylabel("decisions leaving the heuristic (%)", color="tab:orange")
+    c.set_ylabel("own-turn decisions leaving the heuristic (%)", color="tab:orange")
     for ax in (a, b):
         ax.grid(alpha=0.3)
     if title:
@@ -92,9 +99,10 @@ def main(argv: list[str] | None = None) -> None:
             p.error(f"{args.run / f} is missing (run train.search_distill first)")
     try:
         margins = read_report(args.run / "report.json")
-    except ValueError as exc:
+        metrics = read_jsonl(args.run / "metrics.jsonl")
+    except (ValueError, OSError) as exc:  # UnicodeDecodeError is a ValueError
         p.error(str(exc))
-    plot(read_jsonl(args.run / "metrics.jsonl"), margins, args.out, args.title)
+    plot(metrics, margins, args.out, args.title)
     print(f"wrote {args.out}")
 
 

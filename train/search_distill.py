@@ -16,12 +16,12 @@ policy layer starts at zero (every predicted gain 0) unless ``--keep-head``.
 ``G`` is chosen among ``--margins`` by a duplicate match of each against
 three heuristics (``--select-walls`` walls, seed ``--select-seed``); confirm
 the choice on other seeds with ``agents.evaluate``. Alongside, held-out
-hands (a tenth of the label set, split by hand) give an unbiased but noisy
-estimate: the network's choice at every held-out row is scored by that
+hands (a tenth of the label set, split by hand) give a noisy estimate: the network's choice at every held-out row is scored by that
 row's own rollout gain; their sum per hand, divided by the share of
-decisions labelled, estimates the points per hand gained over the
-heuristic (one step of policy improvement; the performance-difference
-identity), with a 95% interval over hands. The best held-out checkpoint
+decisions labelled and by the four seats, estimates the points per hand a
+seat gains over the heuristic (first order: one step of policy
+improvement, the performance-difference identity), with a 95% interval
+over hands. The best held-out checkpoint
 (regression error) is the one kept.
 
     python -m train.search_distill --labels runs/labels --init runs/bcp/last.pt --run runs/sd
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from pathlib import Path
 
@@ -124,14 +125,21 @@ def choices(net: PolicyNet, data: dict, margin: float, batch: int = 4096) -> np.
 
 
 def margin_table(net: PolicyNet, val: dict, p_label: float, margins=MARGINS) -> list[dict]:
-    """Per margin: estimated points per hand over the heuristic (95% CI over hands), deviation rate."""
+    """Per margin: estimated points per seat-hand over the heuristic (95% CI over hands), deviation rate.
+
+    Rows come from all four seats of each held-out hand: a hand's gains are
+    summed, divided by ``p_label`` (the share of decisions labelled) and by 4
+    (seats). A first-order estimate (gains of one deviation from heuristic
+    play, off-candidate choices scored 0), noisy; the duplicate match decides.
+    ``deviation_rate`` is over the held-out labelled own-turn decisions.
+    """
     hands, inv = np.unique(val["hand"], return_inverse=True)
     out = []
     for m in margins:
         a = choices(net, val, m)
         g = val["gain_d"][np.arange(len(a)), a]
         off = ~val["is_c"][np.arange(len(a)), a]
-        per_hand = np.bincount(inv, weights=g, minlength=len(hands)) / p_label
+        per_hand = np.bincount(inv, weights=g, minlength=len(hands)) / (4 * p_label)
         mean = float(per_hand.mean())
         half = (
             float(1.96 * per_hand.std(ddof=1) / np.sqrt(len(hands)))
@@ -176,7 +184,11 @@ def _tensors(data: dict, idx: np.ndarray):
 
 @torch.no_grad()
 def val_loss(net: PolicyNet, val: dict, floor: float, batch: int = 4096) -> float:
-    """Mean regression error of held-out label rows (points squared)."""
+    """Held-out regression error (points squared): each batch's mean over its non-base candidates, weighted by its rows.
+
+    (Batches hold 4096 rows, so this is close to the mean over all targets;
+    it picks the kept epoch, and is left as is so that runs stay reproducible.)
+    """
     tot, n = 0.0, 0
     for i in range(0, len(val["obs"]), batch):
         idx = np.arange(i, min(i + batch, len(val["obs"])))
@@ -225,8 +237,10 @@ def main(argv: list[str] | None = None) -> dict:
         p.error("--select-walls must be in 0..100000 and --select-seed >= 0")
     if args.val_mod < 2 or args.seed < 0 or not args.lr > 0 or not args.minutes > 0:
         p.error("--val-mod must be >= 2, --seed >= 0, --lr and --minutes > 0")
-    if args.floor < 0 or args.hinge_coef < 0 or any(m < 0 for m in args.margins):
-        p.error("--floor, --hinge-coef and --margins must be >= 0")
+    if not all(math.isfinite(v) and v >= 0 for v in (args.floor, args.hinge_coef, *args.margins)):
+        p.error("--floor, --hinge-coef and --margins must be finite and >= 0")
+    if not (math.isfinite(args.lr) and math.isfinite(args.minutes)):
+        p.error("--lr and --minutes must be finite")
     if (args.init is None) == (not args.resume):
         p.error("give --init to start a run or --resume to continue one (not both)")
     meta_path = args.labels / "meta.json"
@@ -245,8 +259,19 @@ def main(argv: list[str] | None = None) -> dict:
             [q for n, q in net.named_parameters() if n != "prior_gain"], lr=args.lr
         )
 
+    init = str(args.init)
     if args.resume:
-        net, opt, counters, _ = load_run(args.run, make_opt)
+        try:
+            net, opt, counters, doc = load_run(args.run, make_opt)
+        except (OSError, ValueError) as exc:
+            p.error(f"--resume: {exc}")
+        for name, now in (("labels", str(args.labels)), ("val_mod", args.val_mod)):
+            if doc.get(name) != now:
+                p.error(f"--resume: the run used {name} {doc.get(name)!r}, not {now!r}")
+        init = str(doc.get("init"))
+        if not (isinstance(counters, dict) and all(isinstance(counters.get(k), (int, float))
+                for k in ("epoch", "samples", "wall_clock_s", "best_val"))):  # fmt: skip
+            p.error(f"--resume: {args.run / 'state.pt'} holds no valid counters")
     else:
         try:
             net, _ = load_network(args.init)
@@ -269,8 +294,8 @@ def main(argv: list[str] | None = None) -> dict:
     train = prepare(train_rows, net)
     val = prepare({k: v[is_val] for k, v in rows.items()}, net)
     log = MetricLog(args.run / "metrics.jsonl")
-    meta = {"rules": RuleConfig().to_dict(), "method": "search_distill", "init": str(args.init),
-            "labels": str(args.labels), "label_settings": label_meta["settings"],
+    meta = {"rules": RuleConfig().to_dict(), "method": "search_distill", "init": init,
+            "labels": str(args.labels), "val_mod": args.val_mod, "label_settings": label_meta["settings"],
             "label_rows": len(rows["hand"]), "command": command_line("train.search_distill"),
             "commit": git_commit()}  # fmt: skip
     rng = np.random.default_rng(args.seed + counters["epoch"])

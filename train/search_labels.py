@@ -36,6 +36,8 @@ import argparse
 import json
 import os
 import time
+import zipfile
+import zlib
 from pathlib import Path
 
 import numba
@@ -50,8 +52,8 @@ from sichuan_env.engine.state import PH_OVER, PH_TURN, STATE_DTYPE
 from sichuan_env.engine.step import apply
 from sichuan_env.kernels.tables import get_tables
 
-ROWS_PER_HAND = 48
-"""At most this many labelled decisions are kept per hand."""
+ROWS_PER_HAND = 128
+"""At most this many labelled decisions are kept per hand (``label_hands`` reports hands that reach it)."""
 FIELDS = ("obs", "mask", "cands", "gain", "se", "base", "hand", "seat")
 
 
@@ -177,22 +179,30 @@ def label_hands(
     return rows
 
 
+def _read_shard(f: Path) -> dict[str, np.ndarray]:
+    try:
+        with np.load(f, allow_pickle=False) as z:
+            missing = [k for k in FIELDS if k not in z.files]
+            if missing:
+                raise ValueError(f"{f}: fields {missing} missing")
+            return {k: z[k] for k in FIELDS}
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        raise ValueError(f"{f}: not a readable label shard ({exc})") from None
+
+
 def load_labels(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """Every shard of a label directory, concatenated and validated.
 
     Raises:
         ValueError: no shards, a missing field, or values out of range (nothing read from disk is trusted).
     """
-    files = sorted(Path(path).glob("shard-*.npz"))
+    files = sorted(Path(path).glob("shard-[0-9][0-9][0-9][0-9][0-9].npz"))
     if not files:
         raise ValueError(f"no label shards (shard-*.npz) in {path}")
     parts: dict[str, list[np.ndarray]] = {k: [] for k in FIELDS}
     for f in files:
-        with np.load(f, allow_pickle=False) as z:
-            for k in FIELDS:
-                if k not in z.files:
-                    raise ValueError(f"{f}: field {k!r} missing")
-                parts[k].append(z[k])
+        for k, v in _read_shard(f).items():
+            parts[k].append(v)
     rows = {k: np.concatenate(v) for k, v in parts.items()}
     check_labels(rows)
     return rows
@@ -272,14 +282,23 @@ def main(argv: list[str] | None = None) -> dict:
     settings["shard_hands"] = args.shard_hands
     meta_path = out / "meta.json"
     if meta_path.exists():
-        old = json.loads(meta_path.read_text())
         if not args.resume:
             p.error(f"{out} holds labels already: pass --resume to extend them")
+        try:
+            old = json.loads(meta_path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            p.error(f"{meta_path} cannot be read: {exc}")
         if not isinstance(old, dict) or old.get("settings") != settings:
-            p.error(f"{out} was made with other settings: {old.get('settings')}")
-    meta_path.write_text(json.dumps({"settings": settings, "commit": git_commit()}, indent=1))
+            got = old.get("settings") if isinstance(old, dict) else old
+            p.error(f"{out} was made with other settings: {got}")
+        old_hands = old.get("hands")
+        if isinstance(old_hands, int) and old_hands % args.shard_hands and args.hands > old_hands:
+            # the last shard of the shorter run is partial: make it again, whole
+            (out / f"shard-{old_hands // args.shard_hands:05d}.npz").unlink(missing_ok=True)
+    meta = {"settings": settings, "hands": args.hands, "commit": git_commit()}
+    meta_path.write_text(json.dumps(meta, indent=1))
     n_shards = -(-args.hands // args.shard_hands)
-    rows = 0
+    rows = full = 0
     t0 = time.time()
     for s in track(range(n_shards), description="label shards"):
         f = out / f"shard-{s:05d}.npz"
@@ -289,11 +308,13 @@ def main(argv: list[str] | None = None) -> dict:
         n = min(args.shard_hands, args.hands - first)
         part = label_hands(args.seed, first, n, samples=args.samples, draws=args.draws,
                            gap=args.gap, p_label=args.p_label)  # fmt: skip
-        tmp = out / f"shard-{s:05d}.tmp.npz"
+        tmp = out / f"tmp-shard-{s:05d}.npz"
         np.savez_compressed(tmp, **part)
         tmp.rename(f)
         rows += len(part["obs"])
-    summary = {"shards": n_shards, "new_rows": rows, "seconds": round(time.time() - t0, 1)}
+        full += int((np.bincount(part["hand"] - first, minlength=n) >= ROWS_PER_HAND).sum())
+    summary = {"shards": n_shards, "new_rows": rows, "hands_at_row_cap": full,
+               "seconds": round(time.time() - t0, 1)}  # fmt: skip
     print(json.dumps(summary))
     return summary
 
