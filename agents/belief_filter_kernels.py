@@ -1,4 +1,4 @@
-"""Kernels of the policy-aware belief filter (numba): a forced replay and an MCMC over walls.
+"""Kernels of the policy-aware belief filter (numba): a forced replay of a wall, and its labels.
 
 A *particle* is a whole wall (108 tiles in draw order). The observer's own
 tiles (its deal and draws) and the tiles revealed by 摸切 discards and
@@ -17,10 +17,12 @@ the public history up to the observer's current decision:
 The energy of a wall is ``BIG`` plus the events not yet consumed when it is
 infeasible, else the number of opponent decisions where the heuristic would
 have acted otherwise. Walls of energy 0 are exactly those consistent with
-everything public and with heuristic opponents; ``chain`` samples them
-uniformly (Metropolis with symmetric swaps, accepting only energy 0) after an
-annealed burn-in, and averages the engine's exact labels
-(``engine.labels.opponent_labels``) of the replayed state over the samples.
+everything public and with heuristic opponents; ``agents.belief_filter_moves
+.chain`` samples them uniformly after an annealed burn-in, and averages the
+engine's exact labels (``engine.labels.opponent_labels``, ``_labels``) of the
+replayed state over the samples. ``resume`` continues a replay from a saved
+engine state, so a wall that differs only from some draw on is replayed from
+there.
 """
 
 from __future__ import annotations
