@@ -307,11 +307,11 @@ def main(argv: list[str] | None = None) -> int:
         "--filter", action="store_true",
         help="also score the policy-aware belief filter (agents.belief_filter; slow, use --games)",
     )  # fmt: skip
-    p.add_argument("--filter-particles", type=int, default=8, help="filter walls per hand")
+    p.add_argument("--filter-particles", type=int, default=16, help="filter walls per hand")
     p.add_argument(
-        "--filter-steps", type=int, default=1000, help="filter moves per wall and decision"
+        "--filter-steps", type=int, default=500, help="filter moves per wall and decision"
     )
-    p.add_argument("--filter-burn", type=int, default=2000, help="filter burn-in per wall")
+    p.add_argument("--filter-burn", type=int, default=800, help="filter burn-in per wall")
     p.add_argument(
         "--filter-cache", type=Path,
         help="read the filter's predictions from this .npz if it exists, else write them there",
