@@ -233,6 +233,20 @@ def evaluate_candidates(
 
 
 @njit
+def paired_stats(vals, n_samples: int, c: int, base: int) -> tuple[float, float]:
+    """Mean and standard error of candidate ``c``'s gain over candidate ``base``, paired over the samples of ``vals``."""
+    s1 = 0.0
+    s2 = 0.0
+    for k in range(n_samples):
+        d = vals[k, c] - vals[k, base]
+        s1 += d
+        s2 += d * d
+    mean = s1 / n_samples
+    var = max(s2 / n_samples - mean * mean, 0.0)
+    return mean, np.sqrt(var / max(n_samples - 1, 1))
+
+
+@njit
 def search_action(
     scratch,
     raw,
@@ -300,15 +314,7 @@ def search_action(
     )
     best, best_score = base, 0.0
     for c in range(n):
-        s1 = 0.0
-        s2 = 0.0
-        for k in range(n_samples):
-            d = vals[k, c] - vals[k, base]
-            s1 += d
-            s2 += d * d
-        mean = s1 / n_samples
-        var = max(s2 / n_samples - mean * mean, 0.0)
-        se = np.sqrt(var / max(n_samples - 1, 1))
+        mean, se = paired_stats(vals, n_samples, c, base)
         gains[c] = mean
         if c != base and mean > z * se and mean - z * se > best_score:
             best, best_score = c, mean - z * se

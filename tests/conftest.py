@@ -9,6 +9,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+pytest_plugins = ["viewer_support"]  # the viewer tests' record fixtures
+
 settings.register_profile(
     "default",
     deadline=None,

@@ -10,9 +10,9 @@ import subprocess
 import sys
 
 import pytest
-from viewer_support import GOLDEN, ROOT, _load, _policy_record, _Probs, expected_steps
+from viewer_support import GOLDEN, ROOT, _load, _Probs, expected_steps
 
-from sichuan_env import Game, RuleConfig
+from sichuan_env import Game
 from sichuan_env.viewer import (
     AgentAnnotator,
     embed_json,
@@ -21,35 +21,6 @@ from sichuan_env.viewer import (
     replay_snapshots,
 )
 from sichuan_env.viewer.__main__ import main as viewer_main
-
-
-@pytest.fixture(scope="module")
-def kong_record() -> dict:
-    """Concealed, added and direct kongs, pongs and wins (seed 10 of the kong-happy policy)."""
-    rec = _policy_record(10, RuleConfig())
-    acts = [a for _, a in rec["actions"]]
-    assert any(a.startswith("concealed_kong") for a in acts), "pick a seed with a concealed kong"
-    assert any(a.startswith("added_kong") for a in acts), "pick a seed with an added kong"
-    assert "kong" in acts and "pong" in acts and rec["result"]["wins"], "pick another seed"
-    return rec
-
-
-@pytest.fixture(scope="module")
-def robbed_record() -> dict:
-    """An added kong robbed by a win (seed 131 of the kong-happy policy)."""
-    rec = _policy_record(131, RuleConfig())
-    game = Game.from_record(rec)
-    assert any(f == "robbed" for s in range(4) for _, f in game.discards(s)), "pick another seed"
-    return rec
-
-
-@pytest.fixture(scope="module")
-def long_record() -> dict:
-    """A long hand: every pong taken, wins passed (no pass-win block), 换三张."""
-    rules = RuleConfig(pass_win_rule=False, exchange_three=True)
-    rec = _policy_record(75, rules, claim_first=False)
-    assert len(rec["actions"]) >= 90, len(rec["actions"])
-    return rec
 
 
 # ------------------------------------------------------------------------ snapshots (no browser)

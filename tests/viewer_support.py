@@ -1,4 +1,7 @@
-"""Helpers shared by the viewer tests (``test_viewer.py``, ``test_viewer_browser.py``): records and the engine's replay."""
+"""Helpers shared by the viewer tests (``test_viewer.py``, ``test_viewer_browser.py``): records, fixtures, the engine's replay.
+
+A pytest plugin (``conftest.py`` lists it in ``pytest_plugins``), so its fixtures reach both modules.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from sichuan_env import Game, RuleConfig
 from sichuan_env.tiles import tile_index
@@ -134,3 +138,32 @@ class _Probs:
         self.calls += 1
         w = np.where(mask > 0, 1.0 / (1.0 + np.arange(88)), 0.0)
         return w / w.sum()
+
+
+@pytest.fixture(scope="module")
+def kong_record() -> dict:
+    """Concealed, added and direct kongs, pongs and wins (seed 10 of the kong-happy policy)."""
+    rec = _policy_record(10, RuleConfig())
+    acts = [a for _, a in rec["actions"]]
+    assert any(a.startswith("concealed_kong") for a in acts), "pick a seed with a concealed kong"
+    assert any(a.startswith("added_kong") for a in acts), "pick a seed with an added kong"
+    assert "kong" in acts and "pong" in acts and rec["result"]["wins"], "pick another seed"
+    return rec
+
+
+@pytest.fixture(scope="module")
+def robbed_record() -> dict:
+    """An added kong robbed by a win (seed 131 of the kong-happy policy)."""
+    rec = _policy_record(131, RuleConfig())
+    game = Game.from_record(rec)
+    assert any(f == "robbed" for s in range(4) for _, f in game.discards(s)), "pick another seed"
+    return rec
+
+
+@pytest.fixture(scope="module")
+def long_record() -> dict:
+    """A long hand: every pong taken, wins passed (no pass-win block), 换三张."""
+    rules = RuleConfig(pass_win_rule=False, exchange_three=True)
+    rec = _policy_record(75, rules, claim_first=False)
+    assert len(rec["actions"]) >= 90, len(rec["actions"])
+    return rec

@@ -44,7 +44,7 @@ import numba
 import numpy as np
 
 from agents.fused import style_action
-from agents.search import MAX_CANDIDATES, candidates, evaluate_candidates
+from agents.search import MAX_CANDIDATES, candidates, evaluate_candidates, paired_stats
 from sichuan_env import RuleConfig
 from sichuan_env._jit import njit
 from sichuan_env.engine.deal import deal_seed, splitmix64
@@ -60,20 +60,6 @@ FIELDS = ("obs", "mask", "cands", "gain", "se", "base", "hand", "seat")
 def seed_of(seed: int, hand: int) -> int:
     """The deal seed of hand number ``hand`` of a label set made with ``seed``."""
     return (int(seed) << 32) + int(hand)
-
-
-@njit
-def _stats(vals, n_samples: int, c: int, base: int) -> tuple[float, float]:
-    """Mean and standard error of candidate ``c``'s paired gain over ``base``."""
-    s1 = 0.0
-    s2 = 0.0
-    for k in range(n_samples):
-        d = vals[k, c] - vals[k, base]
-        s1 += d
-        s2 += d * d
-    mean = s1 / n_samples
-    var = max(s2 / n_samples - mean * mean, 0.0)
-    return mean, np.sqrt(var / max(n_samples - 1, 1))
 
 
 @njit
@@ -128,7 +114,7 @@ def label_hand(games, raw_games, i, scratch, raw, seed, thresh, knobs, env, out,
                     se_o[j, rows, :] = 0.0
                     for c in range(n):
                         cands_o[j, rows, c] = cands[c]
-                        m, s = _stats(vals, n_samples, c, base)
+                        m, s = paired_stats(vals, n_samples, c, base)
                         gain_o[j, rows, c] = m
                         se_o[j, rows, c] = s
                     base_o[j, rows] = base
