@@ -70,3 +70,37 @@ def test_guarded_agent_plays_legally_and_reports():
         GuardedAgent(model, slack=-1)
     with pytest.raises(ValueError, match="keep"):
         GuardedAgent(model, keep=1.5)
+
+
+def test_far_setting_guards_only_far_hands():
+    model = BeliefModel.load("belief")
+    far = (0.0, 0, 0.0)  # far hands: always the safest tile of the same shanten
+    res = experiment(4, [1.0], [0], seed=1, rules=RuleConfig(), model=model, fars=(None, far))
+    plain, near_only, with_far = res["rows"]
+    assert plain["agent"] == "heuristic"
+    assert near_only["changed_discards"] == 0.0  # threshold 1 never guards
+    assert with_far["changed_discards"] > 0  # the far setting did guard some discards
+    assert with_far["agent"] == "guard(t=1,s=0|>=2:t=0,s=0)"
+    # the same far setting past any reachable shanten never applies
+    agent = GuardedAgent(model, threshold=1.0, far=far, far_shanten=9)
+    res = experiment(
+        2, [1.0], [0], seed=1, rules=RuleConfig(), model=model, fars=(far,), far_shanten=9
+    )
+    assert res["rows"][1]["changed_discards"] == 0.0 and agent.far_shanten == 9
+
+
+def test_far_setting_parsing_and_errors():
+    from train.belief_play import main, parse_far, setting_name
+
+    assert parse_far("0.1,1,0.5") == (0.1, 1, 0.5) and parse_far("None") is None
+    assert setting_name(0.2, 0, 0.8, (0.1, 1, 0.0), 3) == "guard(t=0.2,s=0,k=0.8|>=3:t=0.1,s=1)"
+    for bad in ["0.1,1", "a,b,c", "2,0,0", "0.1,-1,0", "0.1,0,1.5"]:
+        with pytest.raises(ValueError):
+            parse_far(bad)
+    model = BeliefModel.load("belief")
+    with pytest.raises(TypeError, match="far"):
+        GuardedAgent(model, far=[0.1, 0, 0.0])
+    with pytest.raises(ValueError, match="far_shanten"):
+        GuardedAgent(model, far=(0.1, 0, 0.0), far_shanten=0)
+    with pytest.raises(SystemExit):
+        main(["--walls", "2", "--far", "0.1,0"])

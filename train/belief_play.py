@@ -134,23 +134,30 @@ class GuardedAgent(BaseAgent):
         threshold: guard a discard whose deal-in probability is above this.
         slack: shanten a replacement discard may lose.
         keep: a replacement keeps at least this share of the heuristic's acceptance.
+        far: ``(threshold, slack, keep)`` used instead when the heuristic's discard
+            leaves the hand ``far_shanten`` or more from ready (a hand unlikely to win
+            may fold harder); ``None``: one setting for every hand.
+        far_shanten: where ``far`` starts (shanten after the heuristic's discard; 0 is ready).
     """
 
     obs_version = 2
 
     def __init__(
-        self, model: BeliefModel, threshold: float = 0.1, slack: int = 0, keep: float = 0.0
-    ) -> None:
+        self, model: BeliefModel, threshold: float = 0.1, slack: int = 0, keep: float = 0.0,
+        far: tuple[float, int, float] | None = None, far_shanten: int = 2,
+    ) -> None:  # fmt: skip
         if model.obs_version != 2:
             raise ValueError(f"the guard reads observation v2, the model v{model.obs_version}")
-        if not 0.0 <= threshold <= 1.0:
-            raise ValueError(f"threshold must be in [0, 1], got {threshold!r}")
-        if isinstance(slack, bool) or not isinstance(slack, int) or slack < 0:
-            raise ValueError(f"slack must be a non-negative integer, got {slack!r}")
-        if not 0.0 <= keep <= 1.0:
-            raise ValueError(f"keep must be in [0, 1], got {keep!r}")
+        _check_setting(threshold, slack, keep)
+        if far is not None:
+            if not isinstance(far, tuple) or len(far) != 3:
+                raise TypeError(f"far must be a (threshold, slack, keep) tuple, got {far!r}")
+            _check_setting(*far)
+        if isinstance(far_shanten, bool) or not isinstance(far_shanten, int) or far_shanten < 1:
+            raise ValueError(f"far_shanten must be an integer >= 1, got {far_shanten!r}")
         self.model, self.threshold, self.slack, self.keep = model, float(threshold), slack, keep
-        self.name = f"guard(t={threshold:g},s={slack}" + (f",k={keep:g})" if keep else ")")
+        self.far, self.far_shanten = far, far_shanten
+        self.name = setting_name(threshold, slack, keep, far, far_shanten)
         self.base = HeuristicAgent()
         self.dist = get_tables()["DIST"]
         self.guarded = 0
@@ -165,26 +172,75 @@ class GuardedAgent(BaseAgent):
         shan = np.empty((rows.size, 27), dtype=np.int64)
         acc = np.empty((rows.size, 27), dtype=np.int64)
         discard_shanten(obs[rows], masks[rows], self.dist, shan, acc)
+        b, m = base[rows], masks[rows]
+        got = guard_choice(b, m, p, shan, self.threshold, self.slack, acc, self.keep)
+        if self.far is not None:
+            th, slack, keep = self.far
+            far_rows = shan[np.arange(rows.size), b - DISCARD] >= self.far_shanten
+            got = np.where(far_rows, guard_choice(b, m, p, shan, th, slack, acc, keep), got)
         out = base.copy()
-        out[rows] = guard_choice(
-            base[rows], masks[rows], p, shan, self.threshold, self.slack, acc, self.keep
-        )
+        out[rows] = got
         self.discards += rows.size
-        self.guarded += int((out[rows] != base[rows]).sum())
+        self.guarded += int((got != b).sum())
         return out
+
+
+def _check_setting(threshold: float, slack: int, keep: float) -> None:
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold must be in [0, 1], got {threshold!r}")
+    if isinstance(slack, bool) or not isinstance(slack, int) or slack < 0:
+        raise ValueError(f"slack must be a non-negative integer, got {slack!r}")
+    if not 0.0 <= keep <= 1.0:
+        raise ValueError(f"keep must be in [0, 1], got {keep!r}")
+
+
+def setting_name(
+    threshold: float, slack: int, keep: float, far: tuple[float, int, float] | None = None,
+    far_shanten: int = 2,
+) -> str:  # fmt: skip
+    """A guard setting as text, e.g. ``guard(t=0.2,s=0,k=0.8|>=2:t=0.1,s=1)``."""
+
+    def one(t: float, s: int, k: float) -> str:
+        return f"t={t:g},s={s}" + (f",k={k:g}" if k else "")
+
+    far_txt = f"|>={far_shanten}:{one(*far)}" if far is not None else ""
+    return f"guard({one(threshold, slack, keep)}{far_txt})"
+
+
+def parse_far(text: str) -> tuple[float, int, float] | None:
+    """``"T,S,K"`` (threshold, slack, keep) or ``"none"``, as given to ``--far``."""
+    if text.strip().lower() == "none":
+        return None
+    parts = text.split(",")
+    if len(parts) != 3:
+        raise ValueError(f"--far takes THRESHOLD,SLACK,KEEP or none, got {text!r}")
+    try:
+        far = (float(parts[0]), int(parts[1]), float(parts[2]))
+    except ValueError:
+        raise ValueError(f"--far takes THRESHOLD,SLACK,KEEP or none, got {text!r}") from None
+    _check_setting(*far)
+    return far
 
 
 def experiment(
     walls: int, thresholds: list[float], slacks: list[int], seed: int, rules: RuleConfig,
     model: BeliefModel, progress: bool = False, keeps: tuple[float, ...] = (0.0,),
+    fars: tuple[tuple[float, int, float] | None, ...] = (None,), far_shanten: int = 2,
 ) -> dict[str, Any]:  # fmt: skip
-    """The plain heuristic and every guarded setting, duplicate against three heuristics."""
+    """The plain heuristic and every guarded setting, duplicate against three heuristics.
+
+    The settings are every combination of ``thresholds``, ``slacks``, ``keeps`` and
+    ``fars`` (``GuardedAgent``'s arguments; ``None`` in ``fars``: no far-hand setting).
+    """
     lineup = ["heuristic"] * 4
     t0 = time.perf_counter()
     plain = summarize(lineup, play_duplicate(lineup, walls, rules, seed, progress), walls)
     rows = [{"agent": "heuristic", **plain["heuristic"], "changed_discards": 0.0}]
     rows += [
-        _guarded(model, th, slack, keep, walls, rules, seed, progress)
+        _guarded(
+            GuardedAgent(model, th, slack, keep, far, far_shanten), walls, rules, seed, progress
+        )
+        for far in fars
         for keep in keeps
         for slack in slacks
         for th in thresholds
@@ -192,17 +248,16 @@ def experiment(
     return {
         "walls": walls,
         "seed": seed,
+        "far_shanten": far_shanten,
         "seconds": round(time.perf_counter() - t0, 1),
         "rows": rows,
     }
 
 
 def _guarded(
-    model: BeliefModel, th: float, slack: int, keep: float, walls: int, rules: RuleConfig,
-    seed: int, progress: bool,
-) -> dict[str, Any]:  # fmt: skip
+    agent: GuardedAgent, walls: int, rules: RuleConfig, seed: int, progress: bool
+) -> dict[str, Any]:
     """One guarded setting's duplicate summary (a row of ``experiment``)."""
-    agent = GuardedAgent(model, th, slack, keep)
     lineup = [agent.name, "heuristic", "heuristic", "heuristic"]
     agents = {agent.name: agent, "heuristic": HeuristicAgent()}
     recs = play_duplicate(lineup, walls, rules, seed, progress, agents=agents)
@@ -225,6 +280,14 @@ def main(argv: list[str] | None = None) -> int:
         default=[0.0],
         help="share of the heuristic's acceptance a replacement keeps (0: any)",
     )
+    p.add_argument(
+        "--far",
+        nargs="+",
+        default=["none"],
+        metavar="T,S,K",
+        help="threshold,slack,keep for hands --far-shanten or more from ready, or none",
+    )
+    p.add_argument("--far-shanten", type=int, default=2)
     p.add_argument("--preset", choices=sorted(PRESETS), default="xuezhan")
     p.add_argument("--seed", type=int, default=2024)
     p.add_argument("--threads", type=int, default=2)
@@ -233,15 +296,16 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     torch.set_num_threads(max(1, args.threads))
     try:
+        fars = tuple(parse_far(f) for f in args.far)
         model = BeliefModel.load(args.checkpoint)
         res = experiment(args.walls, args.thresholds, args.slack, args.seed,
                          RuleConfig.preset(args.preset), model, args.progress,
-                         tuple(args.keep))  # fmt: skip
+                         tuple(args.keep), fars, args.far_shanten)  # fmt: skip
     except ValueError as exc:
         p.error(str(exc))
-    print(f"{'agent':26} {'pts/hand':>9} {'ci95':>7} {'win':>6} {'deal-in':>8} {'changed':>8}")
+    print(f"{'agent':40} {'pts/hand':>9} {'ci95':>7} {'win':>6} {'deal-in':>8} {'changed':>8}")
     for r in res["rows"]:
-        print(f"{r['agent']:26} {r['points_per_hand']:9.2f} {r['ci95']:7.2f} {r['win_rate']:6.3f} "
+        print(f"{r['agent']:40} {r['points_per_hand']:9.2f} {r['ci95']:7.2f} {r['win_rate']:6.3f} "
               f"{r['deal_in_rate']:8.3f} {r['changed_discards']:8.3f}")  # fmt: skip
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
