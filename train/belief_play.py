@@ -9,9 +9,13 @@ probability of that tile exceeds ``threshold``; then it discards instead the
 legal tile with the lowest deal-in probability among those that leave the
 hand at most ``slack`` shanten worse than the heuristic's choice and keep at
 least the share ``keep`` of its acceptance (unseen copies of the tiles that
-would then lower the shanten); the heuristic's own choice stays among them. Every other decision (exchange,
-void, claims, wins, kongs) is the heuristic's. The same policy with and
-without the beliefs: the only difference is the guard.
+would then lower the shanten); the heuristic's own choice stays among them.
+Every other decision (exchange, void, claims, wins, kongs) is the
+heuristic's. The same policy with and without the beliefs: the only
+difference is the guard. ``--far T,S,K`` gives hands at least
+``--far-shanten`` from ready their own setting, and ``--base distill`` (any
+agent reading observation v1) guards another policy's discards instead of
+the heuristic's.
 
 Each setting plays a duplicate match (``agents.evaluate``): the guarded
 agent in one seat, three heuristics in the others, every wall under the four
@@ -19,7 +23,9 @@ rotations. The heuristic in that seat would score exactly 0 (the match is
 zero-sum and it would hold every seat of every wall), so the guarded agent's
 points per hand, with its 95% confidence interval over walls, is its gain
 over the plain heuristic; its deal-in and win rates compare with the plain
-heuristic's, measured on the same walls.
+heuristic's, measured on the same walls. With another ``--base``, its own row
+is played the same way and each guarded row's ``gain`` is the difference,
+paired wall by wall, with a 95% interval over walls.
 """
 
 from __future__ import annotations
@@ -38,9 +44,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.base import BaseAgent
+from agents.base import Agent, BaseAgent
 from agents.belief_model import BeliefModel
-from agents.evaluate import play_duplicate, summarize
+from agents.evaluate import make_lineup_agents, play_duplicate, summarize
 from agents.heuristic import HeuristicAgent
 from sichuan_env import PRESETS, RuleConfig
 from sichuan_env._cli import run
@@ -138,6 +144,8 @@ class GuardedAgent(BaseAgent):
             leaves the hand ``far_shanten`` or more from ready (a hand unlikely to win
             may fold harder); ``None``: one setting for every hand.
         far_shanten: where ``far`` starts (shanten after the heuristic's discard; 0 is ready).
+        base: the policy guarded, an agent reading observation v1 (default: a
+            ``HeuristicAgent``); "the heuristic's discard" above is then its discard.
     """
 
     obs_version = 2
@@ -145,6 +153,7 @@ class GuardedAgent(BaseAgent):
     def __init__(
         self, model: BeliefModel, threshold: float = 0.1, slack: int = 0, keep: float = 0.0,
         far: tuple[float, int, float] | None = None, far_shanten: int = 2,
+        base: Agent | None = None,
     ) -> None:  # fmt: skip
         if model.obs_version != 2:
             raise ValueError(f"the guard reads observation v2, the model v{model.obs_version}")
@@ -157,8 +166,14 @@ class GuardedAgent(BaseAgent):
             raise ValueError(f"far_shanten must be an integer >= 1, got {far_shanten!r}")
         self.model, self.threshold, self.slack, self.keep = model, float(threshold), slack, keep
         self.far, self.far_shanten = far, far_shanten
+        if base is None:
+            base = HeuristicAgent()
+        if not callable(getattr(base, "act_batch", None)) or getattr(base, "obs_version", 1) != 1:
+            raise TypeError(f"base must be an agent reading observation v1, got {base!r}")
         self.name = setting_name(threshold, slack, keep, far, far_shanten)
-        self.base = HeuristicAgent()
+        if not isinstance(base, HeuristicAgent):
+            self.name = f"{getattr(base, 'name', type(base).__name__)}+{self.name}"
+        self.base = base
         self.dist = get_tables()["DIST"]
         self.guarded = 0
         self.discards = 0
@@ -226,43 +241,64 @@ def experiment(
     walls: int, thresholds: list[float], slacks: list[int], seed: int, rules: RuleConfig,
     model: BeliefModel, progress: bool = False, keeps: tuple[float, ...] = (0.0,),
     fars: tuple[tuple[float, int, float] | None, ...] = (None,), far_shanten: int = 2,
+    base: str = "heuristic",
 ) -> dict[str, Any]:  # fmt: skip
-    """The plain heuristic and every guarded setting, duplicate against three heuristics.
+    """The unguarded policy and every guarded setting, duplicate against three heuristics.
 
     The settings are every combination of ``thresholds``, ``slacks``, ``keeps`` and
     ``fars`` (``GuardedAgent``'s arguments; ``None`` in ``fars``: no far-hand setting).
+    ``base`` names the policy guarded (a registered agent reading observation v1 or
+    a checkpoint, e.g. ``distill``). Every row is one seat against three heuristics on
+    the same walls; ``gain`` is a row's points per hand minus the unguarded policy's,
+    paired wall by wall (``gain_ci95``: its 95% interval over walls).
     """
-    lineup = ["heuristic"] * 4
     t0 = time.perf_counter()
-    plain = summarize(lineup, play_duplicate(lineup, walls, rules, seed, progress), walls)
-    rows = [{"agent": "heuristic", **plain["heuristic"], "changed_discards": 0.0}]
-    rows += [
-        _guarded(
-            GuardedAgent(model, th, slack, keep, far, far_shanten), walls, rules, seed, progress
-        )
-        for far in fars
-        for keep in keeps
-        for slack in slacks
-        for th in thresholds
-    ]
+    plain_agent = make_lineup_agents([base] * 4, seed)[base]
+    ref_name = "heuristic" if isinstance(plain_agent, HeuristicAgent) else base
+    ref_row, ref = _match(plain_agent, ref_name, walls, rules, seed, progress)
+    rows = [{**ref_row, "changed_discards": 0.0, "gain": 0.0, "gain_ci95": 0.0}]
+    for far in fars:
+        for keep in keeps:
+            for slack in slacks:
+                for th in thresholds:
+                    guarded = make_lineup_agents([base] * 4, seed)[base]
+                    agent = GuardedAgent(model, th, slack, keep, far, far_shanten, guarded)
+                    row, per_wall = _match(agent, agent.name, walls, rules, seed, progress)
+                    diff = per_wall - ref
+                    ci = 1.96 * diff.std(ddof=1) / np.sqrt(walls) if walls > 1 else 0.0
+                    changed = agent.guarded / max(agent.discards, 1)
+                    rows.append({**row, "changed_discards": changed,
+                                 "gain": float(diff.mean()), "gain_ci95": float(ci)})  # fmt: skip
     return {
         "walls": walls,
         "seed": seed,
+        "base": base,
         "far_shanten": far_shanten,
         "seconds": round(time.perf_counter() - t0, 1),
         "rows": rows,
     }
 
 
-def _guarded(
-    agent: GuardedAgent, walls: int, rules: RuleConfig, seed: int, progress: bool
-) -> dict[str, Any]:
-    """One guarded setting's duplicate summary (a row of ``experiment``)."""
-    lineup = [agent.name, "heuristic", "heuristic", "heuristic"]
-    agents = {agent.name: agent, "heuristic": HeuristicAgent()}
+def _match(
+    agent: Agent, name: str, walls: int, rules: RuleConfig, seed: int, progress: bool
+) -> tuple[dict[str, Any], np.ndarray]:
+    """``agent`` in one seat against three heuristics: its summary row and points per wall.
+
+    When ``agent`` is the heuristic itself, the four seats are all the heuristic
+    (every wall then scores exactly 0: the match is zero-sum).
+    """
+    lineup = [name, "heuristic", "heuristic", "heuristic"]
+    agents: dict[str, Agent] = {name: agent}
+    if name != "heuristic":
+        agents["heuristic"] = HeuristicAgent()
     recs = play_duplicate(lineup, walls, rules, seed, progress, agents=agents)
-    s = summarize(lineup, recs, walls)[agent.name]
-    return {"agent": agent.name, **s, "changed_discards": agent.guarded / max(agent.discards, 1)}
+    per_wall, count = np.zeros(walls), np.zeros(walls)
+    for wall, rot, record in recs:
+        for s in range(4):
+            if lineup[(s + rot) % 4] == name:
+                per_wall[wall] += record["result"]["scores"][s]
+                count[wall] += 1
+    return {"agent": name, **summarize(lineup, recs, walls)[name]}, per_wall / count
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -288,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         help="threshold,slack,keep for hands --far-shanten or more from ready, or none",
     )
     p.add_argument("--far-shanten", type=int, default=2)
+    p.add_argument("--base", default="heuristic", help="the policy guarded (v1), e.g. distill")
     p.add_argument("--preset", choices=sorted(PRESETS), default="xuezhan")
     p.add_argument("--seed", type=int, default=2024)
     p.add_argument("--threads", type=int, default=2)
@@ -300,13 +337,15 @@ def main(argv: list[str] | None = None) -> int:
         model = BeliefModel.load(args.checkpoint)
         res = experiment(args.walls, args.thresholds, args.slack, args.seed,
                          RuleConfig.preset(args.preset), model, args.progress,
-                         tuple(args.keep), fars, args.far_shanten)  # fmt: skip
-    except ValueError as exc:
+                         tuple(args.keep), fars, args.far_shanten, args.base)  # fmt: skip
+    except (TypeError, ValueError) as exc:
         p.error(str(exc))
-    print(f"{'agent':40} {'pts/hand':>9} {'ci95':>7} {'win':>6} {'deal-in':>8} {'changed':>8}")
+    hdr = f"{'agent':44} {'pts/hand':>9} {'ci95':>6} {'gain':>7} {'ci95':>6} {'win':>6} {'deal-in':>8}"
+    print(hdr + f" {'changed':>8}")
     for r in res["rows"]:
-        print(f"{r['agent']:40} {r['points_per_hand']:9.2f} {r['ci95']:7.2f} {r['win_rate']:6.3f} "
-              f"{r['deal_in_rate']:8.3f} {r['changed_discards']:8.3f}")  # fmt: skip
+        print(f"{r['agent']:44} {r['points_per_hand']:9.3f} {r['ci95']:6.3f} {r['gain']:7.3f} "
+              f"{r['gain_ci95']:6.3f} {r['win_rate']:6.3f} {r['deal_in_rate']:8.3f} "
+              f"{r['changed_discards']:8.3f}")  # fmt: skip
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
