@@ -1,6 +1,12 @@
-"""The policy-aware belief filter (``agents.belief_filter``) over a dataset folder's hands.
+"""The policy-aware belief filters over a dataset folder's hands.
 
     python -m train.belief_filter_eval --data /work/data/heur-test --games 100
+    python -m train.belief_filter_eval --method smc --data /work/data/heur-test --games 100
+
+``--method walls`` (the default) is ``agents.belief_filter.BeliefFilter`` (MCMC
+over whole walls); ``--method smc`` is ``agents.belief_smc.HandReader``
+(sequential Monte Carlo over each opponent's hand; ``--particles`` per
+opponent, ``--runs`` independent sets averaged).
 
 ``predict_folder`` replays each hand of ``records.jsonl`` (``game_id <
 games``) and runs ``BeliefFilter`` for every seat at every one of its
@@ -22,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from agents.belief_filter import BeliefFilter
+from agents.belief_smc import HandReader
 from sichuan_env._cli import run
 from sichuan_env.engine.game import Game
 
@@ -52,7 +59,7 @@ def read_records(folder: str | Path, games: int) -> dict[int, dict[str, Any]]:
 def predict_folder(
     folder: str | Path,
     games: int,
-    filt: BeliefFilter,
+    filt: BeliefFilter | HandReader,
     progress: bool = False,
     save: str | Path | None = None,
 ) -> tuple[dict[tuple[int, int], dict[str, np.ndarray]], dict[str, float]]:
@@ -138,13 +145,29 @@ def _seats(game: Game) -> list[tuple[int, int]]:
     return [(d, int(x) // 128) for d, x in enumerate(st["log"][: int(st["n_log"])])]
 
 
+def make_filter(args: argparse.Namespace) -> BeliefFilter | HandReader:
+    """The filter the parsed arguments name (``--method``)."""
+    if args.method == "smc":
+        n = 256 if args.particles is None else args.particles
+        return HandReader(n, args.seed, moves=args.moves, collapse=args.collapse, runs=args.runs,
+                          restarts=args.restarts)  # fmt: skip
+    n = 16 if args.particles is None else args.particles
+    return BeliefFilter(n, args.steps, args.burn, seed=args.seed, slack=args.slack,
+                        redraws=args.redraws)  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point."""
     p = argparse.ArgumentParser(prog="python -m train.belief_filter_eval", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--data", type=Path, required=True)
     p.add_argument("--games", type=int, default=10)
-    p.add_argument("--particles", type=int, default=16)
+    p.add_argument("--method", choices=("walls", "smc"), default="walls")
+    p.add_argument("--particles", type=int, help="walls (default 16) or hands per opponent (256)")
+    p.add_argument("--runs", type=int, default=1, help="smc: independent particle sets averaged")
+    p.add_argument("--moves", type=int, default=2, help="smc: rejuvenation moves per particle")
+    p.add_argument("--collapse", type=int, default=4, help="smc: rejuvenate below particles/N")
+    p.add_argument("--restarts", type=int, default=2, help="smc: fresh sets tried on a loss")
     p.add_argument("--steps", type=int, default=500)
     p.add_argument("--burn", type=int, default=800)
     p.add_argument("--slack", type=int, default=1, help="energy walls may reach while sampling")
@@ -153,8 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--progress", action="store_true")
     p.add_argument("--save", type=Path, help="write the predictions (.npz) after every hand")
     args = p.parse_args(argv)
-    filt = BeliefFilter(args.particles, args.steps, args.burn, seed=args.seed, slack=args.slack,
-                        redraws=args.redraws)  # fmt: skip
+    try:
+        filt = make_filter(args)
+    except (TypeError, ValueError) as exc:
+        p.error(str(exc))
     _, stats = predict_folder(args.data, args.games, filt, progress=args.progress, save=args.save)
     print(json.dumps(stats, indent=1))
     return 0

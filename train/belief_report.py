@@ -134,16 +134,20 @@ def collect(
     max_rows: int | None = None,
     games: int | None = None,
     filter_preds: dict[tuple[int, int], dict[str, np.ndarray]] | None = None,
+    blend: dict[str, list[float]] | None = None,
 ) -> dict[str, Any]:
     """Labels and every predictor's probabilities on the scored rows of a dataset folder.
 
     ``games`` keeps only the rows of hands with ``game_id < games``;
     ``filter_preds`` (``train.belief_filter_eval.predict_folder``) adds the
-    predictor ``"filter"``, which must cover every kept row.
+    predictor ``"filter"``, which must cover every kept row; ``blend``
+    (``train.belief_blend.load_blend``, needs the model and the filter) adds
+    ``"model+filter"``.
 
     Returns:
         ``{"labels": {head: y}, "preds": {head: {name: p}}, "top1": {name: [hits, n]},
-        "rows": decisions read}``; the model is named ``"model"``.
+        "rows": decisions read, "groups": {head: game_id of each scored cell}}``; the model
+        is named ``"model"``.
     """
     meta = read_meta(folder)
     if meta["obs_version"] != 2:
@@ -151,6 +155,7 @@ def collect(
             f"{folder}: the report needs observation v2 data, got v{meta['obs_version']}"
         )
     labels: dict[str, list[np.ndarray]] = {h: [] for h in HEAD_NAMES}
+    groups: dict[str, list[np.ndarray]] = {h: [] for h in HEAD_NAMES}
     preds: dict[str, dict[str, list[np.ndarray]]] = {h: {} for h in HEAD_NAMES}
     top1: dict[str, list[int]] = {}
     rows = 0
@@ -186,9 +191,19 @@ def collect(
             )
             for h in HEAD_NAMES:
                 by_name[h] = {"model": out[h], **by_name[h]}
+        if blend is not None:
+            if model is None or filter_preds is None:
+                raise ValueError("a blend needs the model and the filter's predictions")
+            from .belief_blend import apply
+
+            for h in HEAD_NAMES:
+                mixed = apply(blend[h], by_name[h]["model"], by_name[h]["filter"])
+                by_name[h] = {"model+filter": mixed, **by_name[h]}
         for h in HEAD_NAMES:
             y, scored = tg[h]
             labels[h].append(y[scored])
+            gid = batch["game_id"].reshape((-1,) + (1,) * (y.ndim - 1))
+            groups[h].append(np.broadcast_to(gid, y.shape)[scored])
             for name, p in by_name[h].items():
                 preds[h].setdefault(name, []).append(np.asarray(p, dtype=np.float32)[scored])
         tenpai = batch["tenpai"].astype(bool)
@@ -205,6 +220,7 @@ def collect(
         "preds": {h: {k: np.concatenate(v) for k, v in d.items()} for h, d in preds.items()},
         "top1": top1,
         "rows": rows,
+        "groups": {h: np.concatenate(v) for h, v in groups.items()},
     }
 
 
@@ -316,11 +332,21 @@ def main(argv: list[str] | None = None) -> int:
         "--filter-cache", type=Path,
         help="read the filter's predictions from this .npz if it exists, else write them there",
     )  # fmt: skip
+    p.add_argument(
+        "--filter-method", choices=("walls", "smc"), default="walls",
+        help="the filter run when there is no cache: walls (BeliefFilter) or smc (HandReader)",
+    )  # fmt: skip
+    p.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                   help="a 95%% interval of AUC(A) - AUC(B) per head (bootstrap over hands)")  # fmt: skip
+    p.add_argument("--blend", type=Path,
+                   help="also score model+filter, a blend fitted by train.belief_blend (--filter)")  # fmt: skip
     args = p.parse_args(argv)
     if args.games is not None and args.games < 1:
         p.error("--games must be >= 1")
     if args.filter and args.games is None:
         p.error("--filter needs --games N (the filter scores a few decisions per second)")
+    if args.blend is not None and (not args.filter or args.checkpoint == "none"):
+        p.error("--blend needs --filter and a checkpoint")
     model = None
     try:
         if args.checkpoint != "none":
@@ -340,14 +366,27 @@ def main(argv: list[str] | None = None) -> int:
                 filter_preds = load_preds(args.filter_cache)
                 filter_stats = {"cache": str(args.filter_cache)}
             else:
-                filt = BeliefFilter(args.filter_particles, args.filter_steps, args.filter_burn)
+                if args.filter_method == "smc":
+                    from agents.belief_smc import HandReader
+
+                    filt = HandReader()
+                else:
+                    filt = BeliefFilter(args.filter_particles, args.filter_steps, args.filter_burn)
                 filter_preds, filter_stats = predict_folder(args.data, args.games, filt)
                 if args.filter_cache is not None:
                     save_preds(args.filter_cache, filter_preds)
-        data = collect(
-            args.data, model, max_rows=args.max_rows, games=args.games, filter_preds=filter_preds
-        )
+        blend = None
+        if args.blend is not None:
+            from .belief_blend import load_blend
+
+            blend = load_blend(args.blend)
+        data = collect(args.data, model, max_rows=args.max_rows, games=args.games,
+                       filter_preds=filter_preds, blend=blend)  # fmt: skip
         report = score(data)
+        if args.compare:
+            from .belief_blend import compare
+
+            report["compare"] = compare(data, *args.compare)
         if args.filter:
             report["filter"] = filter_stats
     except ValueError as exc:
@@ -355,6 +394,9 @@ def main(argv: list[str] | None = None) -> int:
     report["checkpoint"] = args.checkpoint
     report["data"] = str(args.data)
     print_table(report)
+    for h, c in report.get("compare", {}).items():
+        print(f"{h}: AUC({args.compare[0]}) - AUC({args.compare[1]}) = {c['diff']:+.4f} "
+              f"[{c['lo']:+.4f}, {c['hi']:+.4f}] (95%, {c['boot']} bootstraps over hands)")  # fmt: skip
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
