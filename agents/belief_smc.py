@@ -132,12 +132,14 @@ class HandReader:
 
         Raises:
             TypeError: ``game`` is not a ``Game``.
-            ValueError: a bad seat, or a 换三张 hand (not modelled).
+            ValueError: a bad seat, or a 换三张 hand or one without 定缺 (not modelled).
         """
         if not isinstance(game, Game):
             raise TypeError(f"game must be a Game, got {type(game).__name__}")
         if game.rules.exchange_three:
             raise ValueError("换三张 hands are not supported by the hand reader")
+        if not game.rules.declare_void:
+            raise ValueError("the hand reader models 定缺 hands only (declare_void=True)")
         if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < 4:
             raise ValueError(f"seat must be 0..3, got {seat!r}")
         seat = int(seat)

@@ -46,7 +46,7 @@ from sichuan_env.engine.claims import open_window
 from sichuan_env.engine.core import tiles_left
 from sichuan_env.engine.labels import opponent_labels
 from sichuan_env.engine.legal import legal_mask
-from sichuan_env.engine.state import PH_CLAIM, PH_ROB, PH_VOID
+from sichuan_env.engine.state import PH_CLAIM, PH_EXCHANGE, PH_ROB, PH_TURN, PH_VOID
 from sichuan_env.kernels.layout import (
     CTX_KONG_DISCARD,
     CTX_LAST_TILE,
@@ -67,12 +67,15 @@ OUT_KONG = 3
 @njit
 def scrub(st, me: int) -> None:
     """Erase from the record ``st`` (in place) every field ``me`` cannot know."""
+    setup = st.phase == PH_VOID or st.phase == PH_EXCHANGE
     for o in range(4):
         if o != me:
             st.hands[o, :] = 0
             st.passed_fan[o] = -1  # a heuristic never declines a win
+            if setup:
+                st.void[o] = -1  # the voids are revealed once all four have declared
     st.wall[:] = 0
-    if st.to_act != me:
+    if not (st.phase == PH_TURN and st.to_act == me):
         st.drawn_tile = -1
     st.claim_seats[:] = -1
     st.claim_opts[:] = 0
@@ -84,6 +87,15 @@ def scrub(st, me: int) -> None:
         st.to_act = -1
     st.log[:] = 0
     st.n_log = 0
+
+
+@njit
+def fits(h, unseen, x: int) -> bool:
+    """Can a hand hold ``h`` (after discarding ``x``; -1: none) when ``me`` cannot see ``unseen``?"""
+    for t in range(27):
+        if h[t] + (1 if t == x else 0) > unseen[t]:
+            return False
+    return True
 
 
 @njit
@@ -226,7 +238,8 @@ def replay(tmp, states, me, r, ev, unseen, n_ev, h0, dr, h, rules, flags, dist, 
     """Opponent ``r``'s first ``n_ev`` events replayed from the deal ``h0`` and draws ``dr``.
 
     Returns the energy (events the trajectory does not explain, 0: consistent); ``h`` ends as
-    the hand after them. ``unseen[e]`` bounds each draw (copies ``me`` could not see then).
+    the hand after them. ``unseen[e]`` (copies ``me`` could not see at the event, after a
+    window) bounds each draw and what the hand may hold.
     """
     o = (me + 1 + r) % 4
     h[:] = h0
@@ -246,12 +259,16 @@ def replay(tmp, states, me, r, ev, unseen, n_ev, h0, dr, h, rules, flags, dist, 
                 energy += 1
             if not turn_apply(h, d, a):
                 energy += 1
+            if not fits(h, unseen[e], a - DISCARD if DISCARD <= a < DISCARD + 27 else -1):
+                energy += 1
         else:
             tile, out = ev[e, 2], ev[e, 3]
             if not window_ok(tmp, src, me, o, h, ev[e, 5], tile, ev[e, 6] != 0, out,
                              ev[e, 4] != 0, rules, flags, dist, obs, mask):  # fmt: skip
                 energy += 1
             if not window_apply(h, tile, out):
+                energy += 1
+            if not fits(h, unseen[e], -1):
                 energy += 1
     return energy
 

@@ -75,6 +75,10 @@ def read_hand(states, actions, n: int, me: int, p: int, seed: int, cfg, rules, f
         st = states[k]
         if pending >= 0 and not (st.phase == PH_CLAIM or st.phase == PH_ROB):
             a = states[pending]
+            tmp[0] = st
+            scrub(tmp[0], me)
+            encode_v1(tmp[0], me, False, rules, obs)
+            unseen_of(obs, unseen)  # what ``me`` cannot see once the window is resolved
             for r in range(3):
                 o = (me + 1 + r) % 4
                 if o == p_origin or a.won[o]:
@@ -86,9 +90,10 @@ def read_hand(states, actions, n: int, me: int, p: int, seed: int, cfg, rules, f
                 out, any_hu = outcome_of(a, st, o)
                 ev[r, e, 0], ev[r, e, 1], ev[r, e, 2], ev[r, e, 3] = EV_WINDOW, pending, p_tile, out
                 ev[r, e, 4], ev[r, e, 5], ev[r, e, 6] = any_hu, p_origin, p_rob
+                un[r, e, :] = unseen
                 n_ev[r] = e + 1
                 alive = window_step(tmp, a, me, r, p_origin, p_tile, p_rob, out, any_hu, hc[r],
-                                     w[r], rules, flags, dist, obs, mask)  # fmt: skip
+                                    w[r], unseen, rules, flags, dist, obs, mask)  # fmt: skip
                 after_event(tmp, states, me, r, ev[r], un[r], e + 1, pool0, buf, h0[r], dr[r],
                              hc[r], w[r], alive, cfg, rules, flags, dist, obs, mask, ph0, pdr,
                              ph, c0, cdr, chc, cw, stats)  # fmt: skip

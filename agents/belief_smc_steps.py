@@ -25,11 +25,14 @@ from __future__ import annotations
 import numpy as np
 
 from sichuan_env._jit import njit
-from sichuan_env.engine.actions import DISCARD
+from sichuan_env.engine.actions import DISCARD, SELF_KONG
 
 from .belief_smc_kernels import (
     EV_TURN,
     EV_WINDOW,
+    OUT_KONG,
+    OUT_PONG,
+    fits,
     replay,
     sample_hand,
     turn_apply,
@@ -105,6 +108,8 @@ def branch(tmp, src, me, r, e, ev, un, h0, dr, hc, w, c0, cdr, chc, cw, rules, f
             cdr[n, e] = d
             chc[n, :] = h
             turn_apply(chc[n], d, a)
+            if not fits(chc[n], un, a - DISCARD if DISCARD <= a < DISCARD + 27 else -1):
+                continue
             cw[n] = w[i] * c / max(tot, 1)
             n += 1
     return n
@@ -194,6 +199,40 @@ def _rejuvenate(tmp, states, me, r, ev, un, n_ev, pool0, h0, dr, hc, w, moves, r
 
 
 @njit
+def _force(h, dr, row, un, e: int) -> None:
+    """Take event ``row`` as given on the hand ``h`` (no particle explained it).
+
+    An own turn adds a draw (the discard itself for a 摸切, or when the hand lacks the
+    discarded tile; else a tile ``me`` cannot see) and removes what the action used, so the
+    hand keeps its size; a window's meld takes what the hand has of its tile.
+    """
+    if row[0] == EV_TURN:
+        a = row[2]
+        x = a - DISCARD if DISCARD <= a < DISCARD + 27 else -1
+        d = -1
+        if row[4]:
+            if x >= 0 and (row[3] or h[x] == 0):
+                d = x
+            else:
+                cand = np.zeros(27, dtype=np.float64)
+                for t in range(27):
+                    if t != x and h[t] < 4:
+                        cand[t] = max(0, un[t] - h[t])
+                d = _pick(cand, 27)
+        dr[e] = d
+        if d >= 0 and h[d] < 4:
+            h[d] += 1
+        if x >= 0 and h[x] > 0:
+            h[x] -= 1
+        elif SELF_KONG <= a < SELF_KONG + 27:
+            k = a - SELF_KONG
+            h[k] -= min(h[k], 4 if h[k] == 4 else 1)
+    elif row[0] == EV_WINDOW:
+        need = 2 if row[3] == OUT_PONG else 3 if row[3] == OUT_KONG else 0
+        h[row[2]] -= min(h[row[2]], need)
+
+
+@njit
 def _repair(tmp, states, me, r, ev, un, n_ev, pool0, h0, dr, hc, w, tries, budget, rules,
             flags, dist, obs, mask, ph0, pdr, ph, c0, cdr, chc, cw) -> bool:  # fmt: skip
     """Greedy descent on the replay energy from ``tries`` particles; True if one reached 0.
@@ -239,10 +278,7 @@ def _repair(tmp, states, me, r, ev, un, n_ev, pool0, h0, dr, hc, w, tries, budge
             n += 1
     if n == 0:
         for i in range(p):
-            if ev[e_new, 0] == EV_TURN:
-                turn_apply(hc[i], dr[i, e_new], ev[e_new, 2])
-            elif ev[e_new, 0] == EV_WINDOW:
-                window_apply(hc[i], ev[e_new, 2], ev[e_new, 3])
+            _force(hc[i], dr[i], ev[e_new], un[e_new], e_new)
             w[i] = 1.0
         return False
     resample(c0, cdr, chc, cw, n, h0, dr, hc, w)
@@ -250,9 +286,13 @@ def _repair(tmp, states, me, r, ev, un, n_ev, pool0, h0, dr, hc, w, tries, budge
 
 
 @njit
-def window_step(tmp, a, me, r, origin, tile, robbing, out, any_hu, hc, w, rules, flags, dist,
-                 obs, mask) -> int:  # fmt: skip
-    """Weight opponent ``r``'s particles by a window's outcome and apply its meld; survivors."""
+def window_step(tmp, a, me, r, origin, tile, robbing, out, any_hu, hc, w, un, rules, flags,
+                dist, obs, mask) -> int:  # fmt: skip
+    """Weight opponent ``r``'s particles by a window's outcome and apply its meld; survivors.
+
+    ``un``: the copies ``me`` cannot see once the window is resolved (a particle holding more
+    is dropped).
+    """
     o = (me + 1 + r) % 4
     alive = 0
     for i in range(hc.shape[0]):
@@ -267,14 +307,20 @@ def window_step(tmp, a, me, r, origin, tile, robbing, out, any_hu, hc, w, rules,
         for i in range(hc.shape[0]):
             if w[i] > 0:
                 window_apply(hc[i], tile, out)
+                if not fits(hc[i], un, -1):
+                    w[i] = 0.0
+                    alive -= 1
     return alive
 
 
 @njit
 def deal(tmp, src, me, o, void, pool0, size, buf, h0, dr, hc, w, rules, flags, dist, obs,
           mask) -> int:  # fmt: skip
-    """Fresh deals for seat ``o``'s particles, each redrawn until it declares ``void``; misses."""
-    miss = 0
+    """Fresh deals for seat ``o``'s particles, each redrawn until it declares ``void``.
+
+    A particle that never does gets weight 0; returns 1 if none did (all then keep weight 1).
+    """
+    hits = 0
     for i in range(h0.shape[0]):
         ok = False
         for _ in range(400):
@@ -282,11 +328,14 @@ def deal(tmp, src, me, o, void, pool0, size, buf, h0, dr, hc, w, rules, flags, d
             if void_ok(tmp, src, me, o, h0[i], void, rules, flags, dist, obs, mask):
                 ok = True
                 break
-        miss += not ok
+        hits += ok
         hc[i, :] = h0[i]
         dr[i, :] = -1
-        w[i] = 1.0
-    return miss
+        w[i] = 1.0 if ok else 0.0
+    if hits == 0:
+        w[:] = 1.0
+        return 1
+    return 0
 
 
 @njit
@@ -313,7 +362,7 @@ def _refilter(tmp, states, me, r, ev, un, n_ev, pool0, buf, h0, dr, hc, w, moves
                 break
             resample(c0, cdr, chc, cw, m, h0, dr, hc, w)
         elif window_step(tmp, a, me, r, ev[e, 5], ev[e, 2], ev[e, 6] != 0, ev[e, 3],
-                          ev[e, 4] != 0, hc, w, rules, flags, dist, obs, mask) == 0:  # fmt: skip
+                         ev[e, 4] != 0, hc, w, un[e], rules, flags, dist, obs, mask) == 0:  # fmt: skip
             ok = False
             break
         if moves > 0 and _distinct(hc, w) * collapse < p:

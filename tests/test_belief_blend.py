@@ -56,11 +56,14 @@ def test_compare_is_paired_over_hands():
         data["labels"][h] = y
         data["preds"][h] = {"good": good, "bad": bad}
         data["groups"][h] = np.arange(n) // 40  # 100 hands
-    same = belief_blend.compare(data, "good", "good", boot=50)
+    data["preds"]["tenpai"]["copy"] = good.copy()
     diff = belief_blend.compare(data, "good", "bad", boot=50)
     for h in belief_blend.HEADS:
-        assert same[h]["diff"] == same[h]["lo"] == same[h]["hi"] == 0
         assert 0 < diff[h]["lo"] <= diff[h]["diff"] <= diff[h]["hi"] and diff[h]["hands"] == 100
+    with pytest.raises(ValueError, match="two different"):
+        belief_blend.compare(data, "good", "good")
+    with pytest.raises(ValueError, match="boot"):
+        belief_blend.compare(data, "good", "bad", boot=0)
     with pytest.raises(ValueError, match="no predictor"):
         belief_blend.compare(data, "good", "other")
 
@@ -83,6 +86,12 @@ def test_compare_is_paired_over_hands():
         json.dumps(
             {"format": belief_blend.FORMAT, "coef": {h: [0, 1] for h in belief_blend.HEADS}}
         ),
+        json.dumps(
+            {
+                "format": belief_blend.FORMAT,
+                "coef": {h: [0, 1, 10**400] for h in belief_blend.HEADS},
+            }
+        ),
     ],
 )
 def test_bad_blend_files_are_rejected(tmp_path, damage):
@@ -100,6 +109,16 @@ def test_filter_blend_and_report_end_to_end(data, tmp_path, capsys):
     assert rc == 0 and cache.exists()
     preds = belief_filter_eval.load_preds(cache)
     assert len(preds) > 50 and {g for g, _ in preds} == {0, 1, 2}
+    parts = [tmp_path / "a.npz", tmp_path / "b.npz"]  # the same hands split over two runs
+    for part, (first, games) in zip(parts, ((0, 2), (2, 3)), strict=True):
+        assert belief_filter_eval.main(["--method", "smc", "--data", str(data), "--games",
+                                        str(games), "--first-game", str(first), "--particles",
+                                        "8", "--save", str(part)]) == 0  # fmt: skip
+    merged = belief_filter_eval.load_many(parts)
+    assert merged.keys() == preds.keys()
+    assert all(np.array_equal(merged[k]["hand"], preds[k]["hand"]) for k in preds)
+    with pytest.raises(ValueError, match="again"):
+        belief_filter_eval.load_many([cache, parts[0]])
     blend = tmp_path / "blend.json"
     assert belief_blend.main(["belief", "--data", str(data), "--games", "3", "--filter-cache",
                               str(cache), "--out", str(blend), "--threads", "1"]) == 0  # fmt: skip

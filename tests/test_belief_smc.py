@@ -5,12 +5,13 @@ import pytest
 from test_belief_filter import HEADS, heuristic_game, replayed
 
 from agents import belief_smc_kernels as K
+from agents import belief_smc_steps as S
 from agents.belief_filter import replay_wall, sample_wall
 from agents.belief_smc import EV_MAX, HandReader, replay_states
 from sichuan_env import RuleConfig
 from sichuan_env.engine.actions import DISCARD
 from sichuan_env.engine.game import Game
-from sichuan_env.engine.state import PH_CLAIM, PH_ROB, STATE_DTYPE
+from sichuan_env.engine.state import PH_CLAIM, PH_ROB, PH_VOID, STATE_DTYPE
 from sichuan_env.kernels.tables import get_tables
 from sichuan_env.rules.config import kernel_rules
 
@@ -151,7 +152,7 @@ def test_hidden_facts_do_not_change_the_output():
     reader = HandReader(particles=8, seed=3)
     states, _ = replay_states(g)
     mine = [k for k in range(len(states) - 1) if int(states[k]["to_act"]) == 0]
-    for d in mine[3:12]:
+    for d in mine[:12]:
         wall, e = sample_wall(g, 0, d, burn=20000, seed=d)
         _, st = replay_wall(g, 0, d, wall)
         if e != 0:
@@ -181,6 +182,37 @@ def test_scrub_erases_what_the_seat_cannot_know():
     assert np.array_equal(st["river"][0], states[k]["river"])
 
 
+def test_scrub_hides_the_voids_until_all_have_declared():
+    g = Game(seed=4)
+    while int(g.state["phase"]) != PH_VOID or int(g.state["n_declared"]) < 2:
+        g.step_id(int(np.flatnonzero(g.legal_mask())[0]))
+    st = g._st.copy()
+    me = int(st[0]["to_act"])
+    assert (st["void"][0] >= 0).sum() == 2
+    K.scrub(st[0], me)
+    assert (st["void"][0] >= 0).sum() == 0 and st["drawn_tile"][0] == -1
+
+
+def test_an_unexplained_turn_keeps_the_hand_size():
+    """The fallback takes the action as given: a drawn 手切 turn adds a draw, removes the discard."""
+    h = np.zeros(27, np.uint8)
+    h[[0, 1, 2, 9, 10, 11, 18, 19, 20, 5, 5, 6, 7]] = 1
+    h[5] = 2
+    un = np.full(27, 4, np.int64)
+    for row, size in (
+        ([K.EV_TURN, 0, DISCARD + 24, 0, 1, 0, 0], 13),  # 手切 of a tile it lacks: the draw
+        ([K.EV_TURN, 0, DISCARD + 0, 0, 1, 0, 0], 13),  # 手切 from the hand, a new draw
+        ([K.EV_TURN, 0, DISCARD + 3, 1, 1, 0, 0], 13),  # 摸切
+        ([K.EV_TURN, 0, DISCARD + 6, 0, 0, 0, 0], 12),  # after a pong: no draw
+        ([K.EV_WINDOW, 0, 5, K.OUT_PONG, 0, 1, 0], 10),
+    ):
+        dr = np.full(8, -1, np.int8)
+        before = h.copy()
+        S._force(h, dr, np.array(row, np.int64), un, 0)
+        assert int(h.sum()) == size, row
+        assert (h <= 4).all() and int(before.sum()) - int(h.sum()) in (0, 1, 2)
+
+
 def test_bad_arguments():
     g = heuristic_game(3)
     with pytest.raises(TypeError):
@@ -198,6 +230,8 @@ def test_bad_arguments():
             r.predict_game(g, seat)
     with pytest.raises(ValueError, match="换三张"):
         r.predict_game(Game(RuleConfig(exchange_three=True), seed=1), 0)
+    with pytest.raises(ValueError, match="定缺"):
+        r.predict_game(Game(RuleConfig(declare_void=False), seed=1), 0)
     assert r.predict_game(g, 0, decisions=[])["tenpai"].shape == (0, 3)
     full = r.predict_game(g, 0)
     states, _ = replay_states(g)

@@ -79,6 +79,10 @@ def compare(
     """
     from .belief_report import auc
 
+    if a == b:
+        raise ValueError("--compare needs two different predictors")
+    if boot < 1:
+        raise ValueError(f"boot must be >= 1, got {boot}")
     rng = np.random.default_rng(seed)
     out = {}
     for h in HEADS:
@@ -87,7 +91,8 @@ def compare(
             raise ValueError(f"--compare: head {h} has no predictor {a if a not in preds else b!r}")
         y, g = data["labels"][h], data["groups"][h]
         hands, inv = np.unique(g, return_inverse=True)
-        rows = [np.flatnonzero(inv == i) for i in range(len(hands))]
+        order = np.argsort(inv, kind="stable")
+        rows = np.split(order, np.cumsum(np.bincount(inv, minlength=len(hands)))[:-1])
         diffs = []
         for _ in range(boot):
             pick = np.concatenate([rows[i] for i in rng.integers(len(hands), size=len(hands))])
@@ -98,6 +103,15 @@ def compare(
         out[h] = {"diff": auc(y, preds[a]) - auc(y, preds[b]), "lo": float(lo), "hi": float(hi),
                   "boot": len(diffs), "hands": len(hands)}  # fmt: skip
     return out
+
+
+def _finite(v: object) -> bool:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:  # a JSON integer beyond float range
+        return False
 
 
 def load_blend(path: str | Path) -> dict[str, list[float]]:
@@ -117,9 +131,7 @@ def load_blend(path: str | Path) -> dict[str, list[float]]:
         raise ValueError(f"{path}: coef must name exactly the heads {HEADS}")
     for h, c in coef.items():
         ok = isinstance(c, list) and len(c) == 3
-        if not ok or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in c
-        ):
+        if not ok or not all(_finite(v) for v in c):
             raise ValueError(f"{path}: coef[{h!r}] must be 3 finite numbers, got {c!r}")
     return {h: [float(v) for v in coef[h]] for h in HEADS}
 
@@ -131,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("checkpoint", help='a belief checkpoint (.pt) or "belief" (shipped)')
     p.add_argument("--data", type=Path, required=True, help="held-out dataset folder (obs v2)")
     p.add_argument("--games", type=int, required=True, help="the hands with game_id < GAMES")
-    p.add_argument("--filter-cache", type=Path, required=True,
+    p.add_argument("--filter-cache", type=Path, required=True, nargs="+",
                    help="the filter's predictions on those hands (train.belief_filter_eval --save)")  # fmt: skip
     p.add_argument("--out", type=Path, required=True, help="write the blend (JSON) here")
     p.add_argument("--threads", type=int, default=2)
@@ -143,13 +155,13 @@ def main(argv: list[str] | None = None) -> int:
     from agents.belief_model import BeliefModel
 
     from . import belief_report as R
-    from .belief_filter_eval import load_preds
+    from .belief_filter_eval import load_many
 
     torch.set_num_threads(max(1, args.threads))
     try:
         model = BeliefModel.load(args.checkpoint)
         data = R.collect(
-            args.data, model, games=args.games, filter_preds=load_preds(args.filter_cache)
+            args.data, model, games=args.games, filter_preds=load_many(args.filter_cache)
         )
         coef = fit(data)
     except ValueError as exc:
@@ -166,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         for h in HEADS
     }
     out = {"format": FORMAT, "coef": coef, "fitted_on": {"data": str(args.data), "games": args.games,
-           "filter_cache": str(args.filter_cache), "checkpoint": args.checkpoint,
+           "filter_cache": [str(c) for c in args.filter_cache], "checkpoint": args.checkpoint,
            "rows": data["rows"], "auc": fitted}}  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")

@@ -35,8 +35,8 @@ from sichuan_env.engine.game import Game
 KEYS = ("tenpai", "waits", "hand", "deal_in", "exact", "proposals")
 
 
-def read_records(folder: str | Path, games: int) -> dict[int, dict[str, Any]]:
-    """``{game_id: record}`` for ``game_id < games`` (validated later by ``Game.from_record``).
+def read_records(folder: str | Path, games: int, first: int = 0) -> dict[int, dict[str, Any]]:
+    """``{game_id: record}`` for ``first <= game_id < games`` (validated by ``Game.from_record``).
 
     Raises:
         ValueError: the folder has no readable ``records.jsonl`` or a line is not JSON.
@@ -49,7 +49,7 @@ def read_records(folder: str | Path, games: int) -> dict[int, dict[str, Any]]:
                 gid = item.get("game_id") if isinstance(item, dict) else None
                 if not isinstance(gid, int) or "record" not in item:
                     raise ValueError("each line must hold game_id and record")
-                if gid < games:
+                if first <= gid < games:
                     out[gid] = item["record"]
     except (OSError, json.JSONDecodeError) as exc:
         raise ValueError(f"{folder}: cannot read records.jsonl ({exc})") from None
@@ -62,8 +62,9 @@ def predict_folder(
     filt: BeliefFilter | HandReader,
     progress: bool = False,
     save: str | Path | None = None,
+    first: int = 0,
 ) -> tuple[dict[tuple[int, int], dict[str, np.ndarray]], dict[str, float]]:
-    """Filter beliefs for every decision of the first ``games`` hands.
+    """Filter beliefs for every decision of the hands ``first <= game_id < games``.
 
     With ``save``, the predictions so far (``save_preds``) and the stats are
     written after every hand (to ``save`` and ``save`` + ``.json``), so that a
@@ -78,7 +79,7 @@ def predict_folder(
     preds: dict[tuple[int, int], dict[str, np.ndarray]] = {}
     t0 = time.perf_counter()
     n_exact = n_prop = 0
-    records = read_records(folder, games)
+    records = read_records(folder, games, first)
     for i, gid in enumerate(sorted(records)):
         game = Game.from_record(records[gid])
         for seat in range(4):
@@ -140,6 +141,22 @@ def load_preds(path: str | Path) -> dict[tuple[int, int], dict[str, np.ndarray]]
     return {(int(g), int(d)): {k: arrays[k][i] for k in KEYS} for i, (g, d) in enumerate(keys)}
 
 
+def load_many(paths: list[Path] | tuple[Path, ...]) -> dict[tuple[int, int], dict[str, np.ndarray]]:
+    """``load_preds`` of several files (e.g. one folder split over processes), merged.
+
+    Raises:
+        ValueError: a bad file, or two files that predict the same decision.
+    """
+    out: dict[tuple[int, int], dict[str, np.ndarray]] = {}
+    for path in paths:
+        part = load_preds(path)
+        both = part.keys() & out.keys()
+        if both:
+            raise ValueError(f"{path}: predicts (game_id, decision) {min(both)} again")
+        out.update(part)
+    return out
+
+
 def _seats(game: Game) -> list[tuple[int, int]]:
     st = game.state
     return [(d, int(x) // 128) for d, x in enumerate(st["log"][: int(st["n_log"])])]
@@ -161,7 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m train.belief_filter_eval", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--data", type=Path, required=True)
-    p.add_argument("--games", type=int, default=10)
+    p.add_argument("--games", type=int, default=10, help="the hands with game_id < GAMES")
+    p.add_argument("--first-game", type=int, default=0,
+                   help="and game_id >= FIRST_GAME (split a folder over processes)")  # fmt: skip
     p.add_argument("--method", choices=("walls", "smc"), default="walls")
     p.add_argument("--particles", type=int, help="walls (default 16) or hands per opponent (256)")
     p.add_argument("--runs", type=int, default=1, help="smc: independent particle sets averaged")
@@ -180,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         filt = make_filter(args)
     except (TypeError, ValueError) as exc:
         p.error(str(exc))
-    _, stats = predict_folder(args.data, args.games, filt, progress=args.progress, save=args.save)
+    _, stats = predict_folder(args.data, args.games, filt, progress=args.progress, save=args.save,
+                              first=args.first_game)  # fmt: skip
     print(json.dumps(stats, indent=1))
     return 0
 

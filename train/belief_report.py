@@ -329,8 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--filter-burn", type=int, default=800, help="filter burn-in per wall")
     p.add_argument(
-        "--filter-cache", type=Path,
-        help="read the filter's predictions from this .npz if it exists, else write them there",
+        "--filter-cache", type=Path, nargs="+",
+        help="read the filter's predictions from these .npz files (merged) if they exist; "
+        "with one path that does not, compute them and write them there",
     )  # fmt: skip
     p.add_argument(
         "--filter-method", choices=("walls", "smc"), default="walls",
@@ -360,11 +361,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.filter:
             from agents.belief_filter import BeliefFilter
 
-            from .belief_filter_eval import load_preds, predict_folder, save_preds
+            from .belief_filter_eval import load_many, predict_folder, save_preds
 
-            if args.filter_cache is not None and args.filter_cache.exists():
-                filter_preds = load_preds(args.filter_cache)
-                filter_stats = {"cache": str(args.filter_cache)}
+            caches = args.filter_cache or []
+            if caches and all(c.exists() for c in caches):
+                filter_preds = load_many(caches)
+                filter_stats = {"cache": [str(c) for c in caches]}
+            elif len(caches) > 1:
+                raise ValueError(
+                    f"--filter-cache: {[str(c) for c in caches if not c.exists()]} missing"
+                )
             else:
                 if args.filter_method == "smc":
                     from agents.belief_smc import HandReader
@@ -373,8 +379,8 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     filt = BeliefFilter(args.filter_particles, args.filter_steps, args.filter_burn)
                 filter_preds, filter_stats = predict_folder(args.data, args.games, filt)
-                if args.filter_cache is not None:
-                    save_preds(args.filter_cache, filter_preds)
+                if caches:
+                    save_preds(caches[0], filter_preds)
         blend = None
         if args.blend is not None:
             from .belief_blend import load_blend
