@@ -133,7 +133,7 @@ def read_hand(states, actions, n: int, me: int, p: int, seed: int, cfg, rules, f
             e = n_ev[r]
             if e < big:
                 tmp[0] = st
-                scrub_public(tmp, me)
+                scrub(tmp[0], me)
                 encode_v1(tmp[0], me, False, rules, obs)
                 unseen_of(obs, unseen)
                 tsumo = False
@@ -160,9 +160,3 @@ def read_hand(states, actions, n: int, me: int, p: int, seed: int, cfg, rules, f
             for q in range(st.n_melds[seat]):
                 if st.melds[seat, q, 0] == MELD_PONG and st.melds[seat, q, 1] == t:
                     pending, p_origin, p_tile, p_rob = k, seat, t, True
-
-
-@njit
-def scrub_public(tmp, me: int) -> None:
-    """``kernels.scrub`` of ``tmp[0]``."""
-    scrub(tmp[0], me)

@@ -119,6 +119,11 @@ def test_filter_blend_and_report_end_to_end(data, tmp_path, capsys):
     assert all(np.array_equal(merged[k]["hand"], preds[k]["hand"]) for k in preds)
     with pytest.raises(ValueError, match="again"):
         belief_filter_eval.load_many([cache, parts[0]])
+    args = ["--method", "smc", "--data", str(data), "--particles", "8", "--save", str(parts[0])]
+    assert belief_filter_eval.main([*args, "--games", "3", "--resume"]) == 0  # hand 2 added
+    resumed = belief_filter_eval.load_preds(parts[0])
+    assert resumed.keys() == preds.keys()
+    assert all(np.array_equal(resumed[k]["waits"], preds[k]["waits"]) for k in preds)
     blend = tmp_path / "blend.json"
     assert belief_blend.main(["belief", "--data", str(data), "--games", "3", "--filter-cache",
                               str(cache), "--out", str(blend), "--threads", "1"]) == 0  # fmt: skip

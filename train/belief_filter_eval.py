@@ -63,13 +63,15 @@ def predict_folder(
     progress: bool = False,
     save: str | Path | None = None,
     first: int = 0,
+    resume: bool = False,
 ) -> tuple[dict[tuple[int, int], dict[str, np.ndarray]], dict[str, float]]:
     """Filter beliefs for every decision of the hands ``first <= game_id < games``.
 
     With ``save``, the predictions so far (``save_preds``) and the stats are
     written after every hand (to ``save`` and ``save`` + ``.json``), so that a
     run stopped early can still be scored on the hands it finished
-    (``train.belief_report --filter-cache``, ``--games`` the hands done).
+    (``train.belief_report --filter-cache``, ``--games`` the hands done);
+    ``resume`` reads ``save`` first (if it exists) and skips the hands it holds.
 
     Returns:
         ``({(game_id, decision): {key: row}}, stats)`` with stats ``seconds``,
@@ -77,10 +79,16 @@ def predict_folder(
         consistent wall) and ``proposals_per_s``.
     """
     preds: dict[tuple[int, int], dict[str, np.ndarray]] = {}
+    if resume and save is not None and Path(save).exists():
+        preds = load_preds(save)
+    done = {g for g, _ in preds}
     t0 = time.perf_counter()
-    n_exact = n_prop = 0
+    n_exact = sum(int(v["exact"]) for v in preds.values())
+    n_prop = sum(int(v["proposals"]) for v in preds.values())
     records = read_records(folder, games, first)
     for i, gid in enumerate(sorted(records)):
+        if gid in done:
+            continue
         game = Game.from_record(records[gid])
         for seat in range(4):
             out = filt.predict_game(game, seat)
@@ -194,13 +202,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--progress", action="store_true")
     p.add_argument("--save", type=Path, help="write the predictions (.npz) after every hand")
+    p.add_argument("--resume", action="store_true", help="keep the hands --save already holds")
     args = p.parse_args(argv)
     try:
         filt = make_filter(args)
     except (TypeError, ValueError) as exc:
         p.error(str(exc))
     _, stats = predict_folder(args.data, args.games, filt, progress=args.progress, save=args.save,
-                              first=args.first_game)  # fmt: skip
+                              first=args.first_game, resume=args.resume)  # fmt: skip
     print(json.dumps(stats, indent=1))
     return 0
 
