@@ -111,28 +111,35 @@ def test_beliefs_are_probabilities():
     assert p["exact"].any()
 
 
-def test_hidden_facts_do_not_change_the_output():
-    """A world whose opponents hold other tiles but that looks the same to the seat: same beliefs."""
-    g = heuristic_game(7)
+def same_looking_world(g: Game, decisions) -> tuple[Game, Game, int] | None:
+    """``(real, world, d)``: ``g`` stopped at the first of ``decisions`` where a sampled wall
+    replays into the same public history for seat 0 with other hidden hands, and that world."""
     dealer = int(g.state["dealer"])
-    rows = public_inputs(g, 0)
-    for d, *_ in rows[3:9]:
+    for d in decisions:
         wall, e = sample_wall(g, 0, d, burn=20000, seed=d)
         _, st = replay_wall(g, 0, d, wall)
         if e != 0:
             continue
         world = replayed(g.rules, wall, dealer, st["log"][: int(st["n_log"])])
         real = replayed(g.rules, g.state["wall"], dealer, g.state["log"][:d])
-        if np.array_equal(world.state["hands"][1:], real.state["hands"][1:]):
-            continue
-        f = BeliefFilter(particles=2, steps=8, burn=500, seed=3)
-        a = f.predict_game(real, 0, [d])
-        b = f.predict_game(world, 0, [int(world.state["n_log"])])
-        assert len(a["tenpai"]) == len(b["tenpai"]) == 1
-        for key in HEADS:
-            assert np.array_equal(a[key], b[key]), key
-        return
-    pytest.fail("no sampled world with other hidden hands")
+        if not np.array_equal(world.state["hands"][1:], real.state["hands"][1:]):
+            return real, world, d
+    return None
+
+
+def test_hidden_facts_do_not_change_the_output():
+    """A world whose opponents hold other tiles but that looks the same to the seat: same beliefs."""
+    g = heuristic_game(7)
+    found = same_looking_world(g, [d for d, *_ in public_inputs(g, 0)[3:9]])
+    if found is None:
+        pytest.fail("no sampled world with other hidden hands")
+    real, world, d = found
+    f = BeliefFilter(particles=2, steps=8, burn=500, seed=3)
+    a = f.predict_game(real, 0, [d])
+    b = f.predict_game(world, 0, [int(world.state["n_log"])])
+    assert len(a["tenpai"]) == len(b["tenpai"]) == 1
+    for key in HEADS:
+        assert np.array_equal(a[key], b[key]), key
 
 
 def test_bad_arguments():
