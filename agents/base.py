@@ -10,10 +10,10 @@ an action id in ``[0, 88)`` that the mask allows:
   ``VectorEnv`` shapes ``(N, rows, 27)`` and ``(N, 88)``);
 - ``reset(seed)`` (optional): forget per-hand memory and reseed.
 
-An agent that searches over the engine state (``agents.search_agent``)
+An agent that searches over the engine state (``sichuan_env.agents.search.agent``)
 sets ``reads_state = True`` and offers ``act_states(states, masks)`` on the
 hand records (``STATE_DTYPE[N]``, ``VectorEnv.states_of``); hosts that hold
-the states (``agents.evaluate``) call that instead of ``act_batch``. Such an
+the states (``sichuan_env.agents.eval.evaluate``) call that instead of ``act_batch``. Such an
 agent must use only what its seat may see (it redraws every hidden fact).
 
 ``rows`` is ``obs_rows(obs_version, oracle)`` for the public view or the

@@ -10,7 +10,7 @@ entry point is a string, so ``import sichuan_env`` never imports ``agents``).
 One episode is one hand. The learner sits in ``seat`` (0..3) or, with
 ``seat="rotate"``, in seat ``k % 4`` for the ``k``-th hand since the last seeded
 reset; the other seats are played by ``opponents`` (registered names or
-checkpoint paths, ``agents.registry``), each reading its own observation
+checkpoint paths, ``sichuan_env.agents.registry``), each reading its own observation
 version. ``step`` applies the learner's action, lets the opponents play until
 the learner owes a decision again or the hand ends, and returns the learner's
 point change over that span (others' wins, kongs, 退税 and the 流局 settlement
@@ -25,7 +25,7 @@ of ``-illegal_penalty`` and ``info["illegal_action"] = True`` (what
 ``illegal_action="raise"`` raises ``IllegalActionError`` instead.
 
 Rule-based opponents (``heuristic``, ``value``, ``defensive``) play inside
-numba between the learner's decisions (``agents.fused``: the same kernels,
+numba between the learner's decisions (``sichuan_env.agents.rule_based.fused``: the same kernels,
 so the same actions as the agent objects); ``python -m benchmarks.gym_env``
 measures the learner steps/s.
 """
@@ -37,6 +37,8 @@ from typing import Any
 import gymnasium
 import numpy as np
 from gymnasium import spaces
+from sichuan_env.agents.registry import make_agent
+from sichuan_env.agents.rule_based.fused import learner_step_at, run_styles_at, style_codes
 
 from sichuan_env import Game, RuleConfig
 from sichuan_env.encoding.registry import get as get_obs_version
@@ -46,9 +48,6 @@ from sichuan_env.engine.game import validate_seed
 from sichuan_env.engine.state import PH_OVER
 from sichuan_env.envs.render import render_seat
 from sichuan_env.kernels.tables import get_tables
-
-from .fused import learner_step_at, run_styles_at, style_codes
-from .registry import make_agent
 
 _T = get_tables()
 
@@ -67,7 +66,7 @@ class SingleSeatEnv(gymnasium.Env):
         illegal_penalty: the penalty of an illegal action (>= 0).
         render_mode: None or ``"ansi"``.
         fused_opponents: play rule-based opponents (heuristic, value, defensive) inside numba
-            (``agents.fused``; the same actions as the agent objects, several times faster).
+            (``sichuan_env.agents.rule_based.fused``; the same actions as the agent objects, several times faster).
 
     Raises:
         ValueError, TypeError: bad arguments (an unknown agent names the registered ones).
@@ -126,7 +125,7 @@ class SingleSeatEnv(gymnasium.Env):
         self.seat = 0 if seat == "rotate" else int(seat)
         self._r = self.rules.as_array().copy()
         self._obs_buf = {v: np.zeros(s.shape(), np.uint8) for v, s in self._other_specs.items()}
-        # rule-based opponents play inside numba (agents.fused): the same answers, no Python per decision
+        # rule-based opponents play inside numba (sichuan_env.agents.rule_based.fused): the same answers, no Python per decision
         if not isinstance(fused_opponents, (bool, np.bool_)):
             raise TypeError(f"fused_opponents must be True or False, got {fused_opponents!r}")
         self._codes = style_codes(self.opponent_specs) if fused_opponents else None

@@ -1,17 +1,22 @@
 """Agents by name or by checkpoint path: ``make_agent("heuristic")``, ``make_agent("run/best.pt")``.
 
-Every place that lets a user pick an agent (``agents.evaluate --lineup``,
+Every place that lets a user pick an agent (``sichuan_env.agents.eval.evaluate --lineup``,
 ``sichuan_env.play --opponents``, the benchmarks) resolves the choice here,
 so a new agent is one ``register`` call away from all of them::
 
-    from agents.registry import register, register_loader
+    from sichuan_env.agents.registry import register, register_loader
 
     register("greedy", GreedyAgent)  # a factory: (seed) -> Agent
-    register("ppo", "agents.torch_agent:load_shipped")  # imported on first use
-    register_loader(".pt", "agents.torch_agent:TorchAgent.load")  # (path, seed) -> Agent
+    register("ppo", "sichuan_env.agents.nn.torch_agent:load_shipped")  # imported on first use
+    register_loader(".pt", "sichuan_env.agents.nn.torch_agent:TorchAgent.load")  # (path, seed) -> Agent
 
-A spec is a registered name, or else a path that a registered loader
-accepts (by file-name suffix, or by a predicate on the path). Factories and
+A spec is a registered name, a ``"package.module:Class"`` (or ``:factory``)
+reference to any importable agent class or ``(seed) -> Agent`` factory, or
+else a path that a registered loader accepts (by file-name suffix, or by a
+predicate on the path). Installed packages can add names through the entry
+point group ``sichuan_env.agents`` (``name = "package.module:Class"``); they
+resolve like registered names, so every CLI (``sichuan-eval --lineup``,
+``sichuan-play --opponents``, ``sichuan-viewer --agent``) sees them. Factories and
 loaders given as ``"module:attribute"`` strings are imported only when used,
 so heavy dependencies (torch) stay out of ``import agents``. Built in:
 ``random`` (``RandomAgent``) and ``heuristic`` (``HeuristicAgent``).
@@ -21,15 +26,17 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import os
 import re
 from collections.abc import Callable
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from sichuan_env.tiles import InputTypeError, echo
+from sichuan_env.agents.base import Agent, check_seed
 
-from .base import Agent, check_seed
+from sichuan_env.tiles import InputTypeError, echo
 
 Factory = Callable[[int | None], Agent]
 """Makes an agent from a seed (None: the agent's default)."""
@@ -39,6 +46,9 @@ Match = str | Callable[[Path], bool]
 """A file-name suffix (``".pt"``) or a predicate on the path."""
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
+_REF = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+ENTRY_POINT_GROUP = "sichuan_env.agents"
+"""Installed packages name their agents here: ``name = "package.module:Class"``."""
 _FACTORIES: dict[str, Factory | str] = {}
 _LOADERS: list[tuple[Match, Loader | str]] = []
 
@@ -111,9 +121,43 @@ def register_loader(match: Match, loader: Loader | str) -> None:
     _LOADERS.append((match, loader))
 
 
+@functools.lru_cache(maxsize=1)
+def _load_entry_points() -> None:
+    """Register the agents of the ``sichuan_env.agents`` entry points (once, lazily)."""
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name not in _FACTORIES and _NAME.fullmatch(ep.name) and _REF.fullmatch(ep.value):
+            _FACTORIES[ep.name] = ep.value
+
+
 def available() -> list[str]:
-    """The registered agent names, sorted."""
+    """The registered agent names (entry-point agents included), sorted."""
+    _load_entry_points()
     return sorted(_FACTORIES)
+
+
+def _call_factory(factory: Callable[..., Any], seed: int | None) -> Any:
+    """``factory(seed)``, or ``factory()`` for a class or callable that takes no argument."""
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # builtins without a signature: try the seed
+        return factory(seed)
+    takes = [
+        p
+        for p in params
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+    ]
+    return factory(seed) if takes else factory()
+
+
+def _from_reference(spec: str, seed: int | None) -> Any:
+    """The agent a ``"package.module:Class"`` spec makes (imported now)."""
+    try:
+        factory = _import_ref(spec)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"cannot import agent {spec!r}: {exc}") from None
+    if not callable(factory):
+        raise ValueError(f"agent {spec!r} is not a class or factory")
+    return _call_factory(factory, seed)
 
 
 def loaders() -> list[str]:
@@ -125,7 +169,7 @@ def describe() -> str:
     """One line naming what ``make_agent`` accepts, for error and help texts."""
     kinds = loaders()
     paths = f"a checkpoint path ({', '.join(kinds)})" if kinds else "no checkpoint loader"
-    return f"registered names: {', '.join(available())}; {paths}"
+    return f"registered names: {', '.join(available())}; {paths}; or 'package.module:Class'"
 
 
 def _loader_for(path: Path) -> Loader | str | None:
@@ -152,9 +196,14 @@ def make_agent(spec: str | os.PathLike, seed: int | None = None) -> Agent:
         TypeError: when a factory or loader returns something that is not an Agent.
     """
     seed = check_seed(seed)
+    if isinstance(spec, str) and spec not in _FACTORIES:
+        _load_entry_points()
     if isinstance(spec, str) and spec in _FACTORIES:
-        agent = _resolve_ref(_FACTORIES[spec], "factory")(seed)
+        agent = _call_factory(_resolve_ref(_FACTORIES[spec], "factory"), seed)
         what = f"factory of {spec!r}"
+    elif isinstance(spec, str) and _REF.fullmatch(spec):
+        agent = _from_reference(spec, seed)
+        what = f"class or factory {spec!r}"
     elif isinstance(spec, (str, os.PathLike)):
         if isinstance(spec, str) and not spec.strip():
             raise ValueError(f"an agent spec must not be empty; {describe()}")
@@ -178,9 +227,14 @@ def make_agent(spec: str | os.PathLike, seed: int | None = None) -> Agent:
     return agent
 
 
-register("random", "agents.random_agent:RandomAgent")
-register("heuristic", "agents.heuristic:HeuristicAgent")
-register("value", "agents.population:ValueAgent")
-register("defensive", "agents.population:DefensiveAgent")
-register("search", "agents.search_agent:SearchAgent")
-import agents.checkpoints  # noqa: F401  (registers bc, ppo and the .pt loader, lazily)
+register("random", "sichuan_env.agents.rule_based.random_agent:RandomAgent")
+register("heuristic", "sichuan_env.agents.rule_based.heuristic:HeuristicAgent")
+register("value", "sichuan_env.agents.rule_based.population:ValueAgent")
+register("defensive", "sichuan_env.agents.rule_based.population:DefensiveAgent")
+register("search", "sichuan_env.agents.search.agent:SearchAgent")
+# the shipped checkpoints (agents/checkpoints/ holds data only); strings: torch stays unimported
+register("bc", "sichuan_env.agents.nn.torch_agent:load_bc")
+register("ppo", "sichuan_env.agents.nn.torch_agent:load_ppo")
+register("distill", "sichuan_env.agents.nn.torch_agent:load_distill")
+register("distill-guard", "sichuan_env.agents.belief.guard:load_distill_guard")
+register_loader(".pt", "sichuan_env.agents.nn.torch_agent:load_checkpoint")

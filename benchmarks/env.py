@@ -8,7 +8,7 @@ actions and ``env.last()`` (so an observation is built at every decision).
 ``VectorEnv`` steps N hands per call with random legal actions picked by a
 small numba helper (the agent's cost kept out of the figure), on 1 and 2
 cores. ``--agents`` adds VectorEnv with registered agents acting in every
-seat (``agents.registry``; default the heuristic), the env's and the agent's
+seat (``sichuan_env.agents.registry``; default the heuristic), the env's and the agent's
 time together. Peers run their own envs with random agents (``engine_peers.py``).
 Prints a table and writes JSON (machine, commit, figures).
 """
@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numba
 import numpy as np
+from sichuan_env.agents import Agent
+from sichuan_env.agents.registry import describe, make_agent
 
 import sichuan_env
-from agents import Agent
-from agents.registry import describe, make_agent
 from benchmarks import engine_peers
 from benchmarks.common import check_json_arg, log, print_table, write_results
 from sichuan_env._cli import float_arg, int_arg

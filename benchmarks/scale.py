@@ -3,14 +3,14 @@
     python -m benchmarks.scale            # about two and a half minutes
     python -m benchmarks.scale --quick
 
-Collects ``train.ppo`` rollouts (``--envs`` x ``--steps`` decisions per
-rollout, every decision of every seat counted, as ``train.ppo`` counts them)
+Collects ``sichuan_env.train.policy.ppo`` rollouts (``--envs`` x ``--steps`` decisions per
+rollout, every decision of every seat counted, as ``sichuan_env.train.policy.ppo`` counts them)
 with the shipped ``ppo`` architecture and an oracle critic, half the slots
 against the pool (the heuristic and the policy itself), like a training run:
 
-- **in-process**: ``train.ppo.Collector`` in this process, single-threaded
+- **in-process**: ``sichuan_env.train.policy.ppo.Collector`` in this process, single-threaded
   (the reference);
-- **Ray, N workers**: ``train.ppo_ray.RayRollouts`` with ``N`` single-threaded
+- **Ray, N workers**: ``sichuan_env.train.policy.ppo_ray.RayRollouts`` with ``N`` single-threaded
   actors sharing the envs, timed from the learner's side (weights broadcast,
   collection, transfer of the buffers, merge), and each worker's resident memory;
   also the *CPU-bound* rate, decisions over the busiest worker's CPU seconds per
@@ -26,30 +26,27 @@ writes JSON (machine, commit, figures, ratio) like the other benchmarks.
 
 from __future__ import annotations
 
-import os
-
 # see train/ppo.py: numba's spinning OpenMP threads starve torch's otherwise
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 import argparse
 import copy
+import os
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
+from sichuan_env.agents.eval.distributed import init_ray, rss_mib, single_thread
+from sichuan_env.agents.nn.policy import AUX_SIZE, PolicyConfig, PolicyNet
+from sichuan_env.agents.nn.torch_agent import SHIPPED_DIR, TorchAgent, load_network
+from sichuan_env.agents.rule_based.heuristic import HeuristicAgent
+from sichuan_env.train.policy import ppo
+from sichuan_env.train.policy.ppo_ray import RayRollouts
 
-from agents.distributed import init_ray, rss_mib, single_thread
-from agents.heuristic import HeuristicAgent
-from agents.torch_agent import SHIPPED_DIR, TorchAgent, load_network
-from agents.torch_policy import AUX_SIZE, PolicyConfig, PolicyNet
 from benchmarks.common import check_json_arg, log, print_table, write_results
 from sichuan_env import RuleConfig
 from sichuan_env._cli import float_arg, int_arg
 from sichuan_env.encoding.registry import obs_shape
 from sichuan_env.envs.vector import VectorEnv
-from train import ppo
-from train.ppo_ray import RayRollouts
 
 
 def learner_net() -> PolicyNet:

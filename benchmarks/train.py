@@ -7,7 +7,7 @@ With the shipped architecture (the shipped ``ppo`` checkpoint's, else a
 fresh net of the same shape; or ``--checkpoint``'s), measures:
 
 - **PPO end to end**, in fp32 and with ``--bf16`` (bfloat16 autocast), in
-  interleaved rounds of the same run: decisions per second of ``train.ppo`` iterations
+  interleaved rounds of the same run: decisions per second of ``sichuan_env.train.policy.ppo`` iterations
   (collect ``--envs`` x ``--steps`` decisions with the learner in every seat,
   then the PPO epochs), and the share of that time spent inside
   ``VectorEnv.step`` (the env), the policy's forward passes while
@@ -20,11 +20,7 @@ Prints a table and writes JSON (machine, commit, figures) like the other benchma
 
 from __future__ import annotations
 
-import os
-
 # see train/ppo.py: numba's spinning OpenMP threads starve torch's otherwise
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 import argparse
 import copy
 import time
@@ -32,13 +28,13 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from sichuan_env.agents.nn.policy import PolicyConfig, PolicyNet, count_parameters
+from sichuan_env.agents.nn.torch_agent import SHIPPED_DIR, TorchAgent, load_network
+from sichuan_env.train.policy import ppo
 
-from agents.torch_agent import SHIPPED_DIR, TorchAgent, load_network
-from agents.torch_policy import PolicyConfig, PolicyNet, count_parameters
 from benchmarks.common import check_json_arg, log, median_ci, print_table, write_results
 from sichuan_env._cli import float_arg, int_arg
 from sichuan_env.envs.vector import VectorEnv
-from train import ppo
 
 SHIPPED_ARCH = PolicyConfig(aux=True)
 """The shipped agents' architecture (used when no checkpoint is shipped or given)."""
@@ -49,7 +45,7 @@ def bench_ppo(
 ) -> dict:
     """Decisions/s of PPO iterations (self-play in every seat) and where the time goes.
 
-    ``bf16``: bfloat16 autocast of the forward passes (``train.ppo --bf16``).
+    ``bf16``: bfloat16 autocast of the forward passes (``sichuan_env.train.policy.ppo --bf16``).
     Returns the overall rate, the shares and ``per_iteration`` (each iteration's rate).
     """
     flags = ["--envs", str(envs), "--steps", str(steps)] + (["--bf16"] if bf16 else [])
@@ -167,7 +163,7 @@ def main(argv: list[str] | None = None) -> dict:
     for name, fig in ppo_figs.items():
         lo, hi = fig["ci95"]
         rows.append([
-            f"PPO end to end ({name}{', train.ppo --bf16' if name == 'bf16' else ''})",
+            f"PPO end to end ({name}{', sichuan_env.train.policy.ppo --bf16' if name == 'bf16' else ''})",
             f"{fig['decisions_per_s']:,.0f}",
             (
                 f"median/iteration {fig['median_per_iteration']:,.0f} (95% CI {lo:,.0f}-{hi:,.0f}); "

@@ -12,16 +12,12 @@ on the same walls, a uniformly random legal policy, and prints the points per
 hand of each with a 95% confidence interval. A few thousand steps only show
 that the loop works: the heuristic opponents are far stronger than such a
 short training run (the shipped ``ppo`` agent took 15.6M decisions of
-``train.ppo`` to reach parity with them).
+``sichuan_env.train.policy.ppo`` to reach parity with them).
 """
 
 from __future__ import annotations
 
-import os
-
 # numba's OpenMP threads spin between parallel calls and starve torch's (7x slower here)
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 import argparse
 import json
 import time

@@ -11,9 +11,11 @@ Rules follow ``RULES.md`` (shipped as ``docs/rules.md``).
 
 from importlib.metadata import PackageNotFoundError, version
 
+from . import threads  # noqa: F401  (OMP_WAIT_POLICY before numba or torch load OpenMP)
 from .engine import Game, IllegalActionError, check_invariants
 from .envs.pettingzoo import env, raw_env
 from .hand import is_win, is_win_batch, shanten, shanten_batch, waits, waits_batch, waits_mask
+from .plugins import register_gymnasium
 from .rules import (
     PRESETS,
     RuleConfig,
@@ -25,19 +27,7 @@ from .rules import (
 )
 from .tiles import InputTypeError, parse, tile_index, tile_name, to_str
 
-
-def _register_gymnasium() -> None:
-    """``gymnasium.make("SichuanMahjong-v0", ...)``: the single-seat env of ``agents.gym_env``.
-
-    The entry point is a string, so this imports nothing from ``agents``.
-    """
-    import gymnasium
-
-    if "SichuanMahjong-v0" not in gymnasium.registry:
-        gymnasium.register(id="SichuanMahjong-v0", entry_point="agents.gym_env:SingleSeatEnv")
-
-
-_register_gymnasium()
+register_gymnasium()  # gymnasium.make("SichuanMahjong-v0"): ids come from entry points
 
 try:
     __version__ = version("sichuan-env")  # single source: pyproject.toml [project] version

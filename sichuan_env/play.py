@@ -2,19 +2,16 @@
 
 Type an action exactly as listed (``discard 5p``, ``pong``, ``hu``, ``void s``,
 ``exchange 1m2m3m``) or its number in the list; ``?`` shows the list again,
-``q`` quits (so does the end of input). The bots are agents of the agent
-registry (``agents.registry``): ``--opponents heuristic`` (the default),
-``--opponents random``, a checkpoint path, or three entries, one per seat
-after yours. They act from their own observation (in the version each one
+``q`` quits (so does the end of input). The bots are agents named as the
+installed agent resolver understands them (``sichuan_env.plugins``):
+``--opponents heuristic`` (the default), ``--opponents random``, a checkpoint
+path, ``package.module:Class``, or three entries, one per seat after yours. They act from their own observation (in the version each one
 reads) and mask, exactly as in the PettingZoo env that runs the hand.
 
-Layering: ``sichuan_env`` never imports ``agents`` at module level (imports go
-tiles -> ... -> envs -> agents). This module is an application on top of the
-library: ``play`` takes the bots as objects (anything with ``obs_version`` and
-``act(obs, mask)``), and only when none are given, or when ``main`` resolves
-the names of ``--opponents``, does it import ``agents.registry`` — lazily,
-inside the function. ``import sichuan_env`` and ``import sichuan_env.play``
-therefore never load ``agents``, and the import graph stays one-way.
+Layering: ``sichuan_env`` never imports or names the agents package above it.
+``play`` takes the bots as objects (anything with ``obs_version`` and
+``act(obs, mask)``); names are turned into objects by the resolver that the
+installed distribution declares (entry point group ``sichuan_env.resolvers``).
 """
 
 from __future__ import annotations
@@ -28,6 +25,7 @@ from ._cli import int_arg, run
 from .engine.actions import action_from_str
 from .envs.pettingzoo import AGENTS, raw_env
 from .envs.render import render_seat
+from .plugins import agent_resolver
 from .rules.config import PRESETS, RuleConfig
 from .tiles import InputTypeError, echo
 
@@ -41,7 +39,7 @@ def make_bots(specs: Sequence[str], seed: int | None = None) -> list[Any]:
     Raises:
         ValueError: for a count other than 1 or 3, or a spec the registry does not know.
     """
-    from agents.registry import make_agent  # lazily: sichuan_env must not import agents
+    make_agent = agent_resolver()
 
     specs = list(specs)
     if len(specs) not in (1, 3):

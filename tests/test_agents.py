@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
+from sichuan_env.agents import Agent, HeuristicAgent, RandomAgent
+from sichuan_env.agents.eval.cli import main as evaluate_main
 
 import sichuan_env
-from agents import Agent, HeuristicAgent, RandomAgent
-from agents.evaluate import main as evaluate_main
 from sichuan_env import parse
 from sichuan_env.engine.actions import DISCARD, EXCHANGE, HU, VOID
 from sichuan_env.envs.vector import VectorEnv
@@ -99,7 +99,7 @@ def test_heuristic_beats_random_in_a_duplicate_match(tmp_path):
 
 
 def test_play_duplicate_rejects_bad_arguments():
-    from agents.evaluate import play_duplicate
+    from sichuan_env.agents.eval.evaluate import play_duplicate
 
     lineup = ["heuristic", "random", "random", "random"]
     rules = sichuan_env.RuleConfig()
@@ -123,7 +123,8 @@ def test_play_duplicate_rejects_bad_arguments():
 
 def test_heuristic_ukeire_matches_the_shanten_reference():
     """The key-arithmetic ukeire equals one shanten call per tile on thousands of random hands."""
-    from agents.heuristic import _ukeire, _ukeire_plain
+    from sichuan_env.agents.rule_based.heuristic import _ukeire, _ukeire_plain
+
     from sichuan_env.kernels.tables import get_tables
 
     dist = get_tables()["DIST"]

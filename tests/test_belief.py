@@ -8,19 +8,20 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.belief_model import (
+import sichuan_env.train.belief.baselines as B
+from sichuan_env.agents.belief.model import (
     BeliefConfig,
     BeliefModel,
     BeliefNet,
     read_belief_config,
     save_belief,
 )
-from agents.torch_agent import _sha256, config_path
+from sichuan_env.agents.nn.torch_agent import _sha256, config_path
+from sichuan_env.train.belief.report import auc, ece, reliability
+
 from sichuan_env import RuleConfig
 from sichuan_env.encoding import v2 as V2
 from sichuan_env.encoding.observation import DISCARDS, MELDS, VISIBLE, VOIDS, WON, obs_rows
-from train import belief_baselines as B
-from train.belief_report import auc, ece, reliability
 
 ROWS = obs_rows(2, False)
 META = {"rules": RuleConfig().to_dict(), "command": "pytest", "commit": "x", "wall_clock_s": 1.0}

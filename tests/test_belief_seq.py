@@ -8,15 +8,24 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("pyarrow")
 
-from agents.belief_model import BeliefConfig, BeliefModel, BeliefNet, check_tokens, save_belief
+import sichuan_env.train.belief.report as belief_report
+import sichuan_env.train.belief.seq as belief_seq
+import sichuan_env.train.belief.train as belief
+from sichuan_env.agents.belief.model import (
+    BeliefConfig,
+    BeliefModel,
+    BeliefNet,
+    check_tokens,
+    save_belief,
+)
+from sichuan_env.train.data.dataset import iter_batches, read_meta, shards
+from sichuan_env.train.data.make_dataset import generate
+
 from sichuan_env import RuleConfig
 from sichuan_env.encoding.events import VOCAB_SIZE, event_sequences, token
 from sichuan_env.encoding.observation import obs_rows
 from sichuan_env.engine.game import Game
 from sichuan_env.tiles import InputTypeError
-from train import belief, belief_report, belief_seq
-from train.dataset import iter_batches, read_meta, shards
-from train.make_dataset import generate
 
 ROWS = obs_rows(2, False)
 META = {"rules": RuleConfig().to_dict(), "command": "pytest", "commit": "x", "wall_clock_s": 1.0}

@@ -7,9 +7,10 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("pyarrow")
 
-from agents.belief_model import BeliefModel
-from train import belief, belief_report
-from train.make_dataset import generate
+import sichuan_env.train.belief.report as belief_report
+import sichuan_env.train.belief.train as belief
+from sichuan_env.agents.belief.model import BeliefModel
+from sichuan_env.train.data.make_dataset import generate
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +54,7 @@ def test_tiny_run_beats_chance_and_reports(data, tmp_path):
 
 
 def test_targets_match_the_label_definitions(data):
-    from train.dataset import iter_batches
+    from sichuan_env.train.data.dataset import iter_batches
 
     b = next(iter_batches(data, 500))
     tg = belief_report.targets(b)

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from sichuan_env.agents import RandomAgent
 
-from agents import RandomAgent
 from sichuan_env import RuleConfig
 from sichuan_env.play import ask, make_bots, play
 from sichuan_env.replay import main as replay_main

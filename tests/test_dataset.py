@@ -5,12 +5,12 @@ import json
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from sichuan_env.train.data.dataset import DECISION_COLUMNS, iter_batches, read_meta
+from sichuan_env.train.data.make_dataset import generate, main
 
 from sichuan_env import Game
 from sichuan_env.encoding.events import VOCAB, VOCAB_SIZE, describe, event_sequences, token
 from sichuan_env.encoding.registry import get
-from train.dataset import DECISION_COLUMNS, iter_batches, read_meta
-from train.make_dataset import generate, main
 
 
 @pytest.fixture(scope="module")

@@ -84,7 +84,7 @@ def test_render_modes():
 
 
 def sichuan_env_gym(**kwargs):
-    from agents.gym_env import SingleSeatEnv
+    from sichuan_env.agents.gym_env import SingleSeatEnv
 
     return SingleSeatEnv(**kwargs)
 
@@ -99,7 +99,7 @@ def test_order_and_versions():
 
 @pytest.mark.parametrize("opponents", [("heuristic",) * 3, ("value", "defensive", "heuristic")])
 def test_fused_opponents_play_exactly_as_the_agent_objects(opponents):
-    """The numba opponents (agents.fused) give the same hands, rewards and records as the Python agents."""
+    """The numba opponents (sichuan_env.agents.rule_based.fused) give the same hands, rewards and records as the Python agents."""
     fast = gymnasium.make(
         "SichuanMahjong-v0", opponents=opponents, rules=RuleConfig(exchange_three=True)
     )

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sichuan_env.agents import BaseAgent, HeuristicAgent, RandomAgent
+from sichuan_env.agents.rule_based.heuristic import OBS_MIN_ROWS, decide
 
-from agents import BaseAgent, HeuristicAgent, RandomAgent
-from agents.heuristic import OBS_MIN_ROWS, decide
 from sichuan_env.encoding import observation as O
 from sichuan_env.engine.actions import ACTION_SPACE, KONG, PONG, SELF_KONG
 from sichuan_env.kernels.tables import get_tables
@@ -40,7 +40,7 @@ def test_the_reported_segfault_is_gone_in_a_subprocess():
     code = textwrap.dedent(
         """
         import numpy as np
-        from agents import HeuristicAgent
+        from sichuan_env.agents import HeuristicAgent
         h = HeuristicAgent()
         out = []
         out.append(h.act(np.zeros((83, 27), np.uint8), np.eye(88, dtype=np.int8)[84]))
@@ -175,7 +175,7 @@ def test_fuzz_in_a_subprocess():
     code = textwrap.dedent(
         """
         import numpy as np
-        from agents import HeuristicAgent, RandomAgent
+        from sichuan_env.agents import HeuristicAgent, RandomAgent
         rng = np.random.default_rng(0)
         for agent in (HeuristicAgent(), RandomAgent(1)):
             obs = (rng.random((1000, 83, 27)) < rng.random((1000, 1, 1))).astype(np.uint8)

@@ -1,49 +1,268 @@
-"""Imports go one way: tiles -> kernels -> hand -> rules -> engine -> encoding -> env."""
+"""Imports go one way, and nothing imports in a circle.
+
+Inside the library, ``sichuan_env`` goes tiles -> kernels -> hand -> rules ->
+engine -> encoding -> envs; above it sit ``sichuan_env.agents`` (the repo's
+``agents/``), then ``sichuan_env.train`` (``train/``); ``benchmarks/`` and
+``research/`` sit on top and nothing in the library imports them. Every
+module of every package is read (imports inside functions count too; only an
+``if TYPE_CHECKING:`` import is exempt), and so are string references:
+``importlib.import_module`` names, ``"module:attr"`` specs and entry points.
+"""
+
+from __future__ import annotations
 
 import ast
+import re
+from importlib.metadata import entry_points
 from pathlib import Path
 
-PKG = Path(__file__).resolve().parents[1] / "sichuan_env"
-ORDER = ["_jit", "tiles", "kernels", "hand", "rules", "engine", "encoding", "envs"]
+import pytest
+import tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = {  # folder -> module prefix
+    "sichuan_env": "sichuan_env",
+    "agents": "sichuan_env.agents",
+    "train": "sichuan_env.train",
+    "benchmarks": "benchmarks",
+    "research": "research",
+}
+CORE = ["_jit", "tiles", "kernels", "hand", "rules", "engine", "encoding", "envs"]
+"""The core's layers, lowest first; core modules outside this list are applications."""
+TIERS = ["sichuan_env", "sichuan_env.agents", "sichuan_env.train", "benchmarks", "research"]
+"""Who may import whom: a module imports only its own tier or lower ones (benchmarks and
+research are both top tiers: neither may be imported by the library; research may use
+benchmarks' helpers, never the reverse)."""
 
 
-def _layer(module: str) -> int | None:
-    head = module.split(".")[0]
-    return ORDER.index(head) if head in ORDER else None
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT)
+    prefix = PACKAGES[rel.parts[0]]
+    parts = list(rel.with_suffix("").parts[1:])
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join([prefix, *parts])
 
 
-def _imports(path: Path) -> list[str]:
-    rel = path.relative_to(PKG).with_suffix("")
-    parts = list(rel.parts)
-    out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.level:
-            base = parts[: len(parts) - node.level]
-            target = ".".join(base + ([node.module] if node.module else []))
-            out.append(target)
-        elif (
-            isinstance(node, ast.ImportFrom)
-            and node.module
-            and node.module.startswith("sichuan_env.")
-        ):
-            out.append(node.module.removeprefix("sichuan_env."))
+def all_modules() -> dict[str, Path]:
+    out = {}
+    for folder in PACKAGES:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if "tests" in path.relative_to(ROOT).parts:
+                continue  # research topics' tests are not modules of the topic
+            out[module_name(path)] = path
     return out
 
 
-def test_no_upward_imports():
-    bad = []
-    for path in PKG.rglob("*.py"):
-        rel = path.relative_to(PKG)
-        if rel.name == "__init__.py" and len(rel.parts) == 1:
-            continue  # the package root re-exports the public API
-        mine = _layer(".".join(rel.with_suffix("").parts))
-        if mine is None:
+MODULES = all_modules()
+
+
+def _type_checking_lines(tree: ast.AST) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+def _resolve(target: str) -> str | None:
+    """The project module ``target`` names (the longest known prefix), or None."""
+    parts = target.split(".")
+    for k in range(len(parts), 0, -1):
+        name = ".".join(parts[:k])
+        if name in MODULES:
+            return name
+    return None
+
+
+REF = re.compile(r"^([A-Za-z_][\w.]*):[\w.]+$")
+LOADERS = ("import_module", "find_spec", "__import__")
+
+
+def imports_of(name: str, strings: bool = True) -> set[str]:
+    """The project modules ``name`` imports (and, with ``strings``, names in a string).
+
+    A string reference (``"module:attr"``, ``import_module("module")``) is a
+    dependency for the direction of the layers; it is resolved lazily, so it is
+    not an edge of an import circle.
+    """
+    path = MODULES[name]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = _type_checking_lines(tree)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", None) in skip:
             continue
-        for target in _imports(path):
-            theirs = _layer(target)
-            if theirs is not None and theirs > mine:
-                bad.append(f"{rel} imports {target}")
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg = package.split(".")
+                pkg = pkg[: len(pkg) - (node.level - 1)]
+                base = ".".join(pkg + ([node.module] if node.module else []))
+            # ``from pkg import sub`` imports the submodule; ``from pkg import name``, the package
+            targets = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names
+            ]
+        elif not strings:
+            continue
+        elif isinstance(node, ast.Call) and ast.unparse(node.func).endswith(LOADERS):
+            arg = node.args[0] if node.args else None
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                targets = [arg.value]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            m = REF.match(node.value.strip())
+            if m and m.group(1) in MODULES:  # a "module:attribute" spec
+                targets = [m.group(1)]
+        for t in targets:
+            mod = _resolve(t)
+            if mod is not None and mod != name:
+                found.add(mod)
+    return found
+
+
+GRAPH = {name: imports_of(name) for name in MODULES}
+IMPORTS = {name: imports_of(name, strings=False) for name in MODULES}
+
+
+def tier(name: str) -> int:
+    return max(i for i, t in enumerate(TIERS) if name == t or name.startswith(t + "."))
+
+
+def core_layer(name: str) -> int | None:
+    if tier(name) != 0:
+        return None
+    head = name.split(".")[1] if "." in name else ""
+    return CORE.index(head) if head in CORE else None
+
+
+def test_every_package_is_read():
+    tiers = {tier(m) for m in MODULES}
+    assert tiers == set(range(len(TIERS))), tiers
+    assert len(MODULES) > 100  # every module of every package, not a sample
+
+
+def test_no_module_imports_a_higher_tier():
+    bad = [
+        f"{a} -> {b}"
+        for a, deps in GRAPH.items()
+        for b in deps
+        if tier(b) > tier(a) and not (tier(a) == 4 and tier(b) == 3)
+    ]
+    bad += [
+        f"{a} -> {b}" for a, deps in GRAPH.items() for b in deps if tier(a) == 3 and tier(b) == 4
+    ]
     assert not bad, bad
+
+
+def test_core_layers_go_one_way():
+    bad = []
+    for a, deps in GRAPH.items():
+        la = core_layer(a)
+        if la is None or a == "sichuan_env":
+            continue
+        bad += [f"{a} -> {b}" for b in deps if (core_layer(b) or -1) > la]
+    assert not bad, bad
+
+
+def test_no_import_circle():
+    # Tarjan-free: a module is on a circle when it reaches itself; report one circle per module
+    def reaches(start: str) -> list[str] | None:
+        stack, seen = [(start, [start])], set()
+        while stack:
+            node, trail = stack.pop()
+            for nxt in IMPORTS[node]:
+                if nxt == start:
+                    return [*trail, start]
+                # a package's __init__ re-exporting its submodules is not a circle of its own
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, [*trail, nxt]))
+        return None
+
+    circles = []
+    for name in MODULES:
+        loop = reaches(name)
+        if loop is None:
+            continue
+        # ``pkg`` -> ``pkg.sub`` -> ``pkg``: a submodule importing from its own package's
+        # __init__ is how re-exports work only when the __init__ does not import it back
+        circles.append(" -> ".join(loop))
+    assert not circles, circles
+
+
+def test_the_library_never_names_what_sits_above_it_as_text():
+    # docstrings may mention the agents in prose; code strings must not name their modules
+    pattern = re.compile(r"\b(sichuan_env\.(agents|train)|agents\.\w|train\.\w|research\.\w)")
+    bad = []
+    for name, path in MODULES.items():
+        if tier(name) != 0:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)
+        }
+        bad.extend(
+            f"{name}: {node.value!r}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and pattern.search(node.value)
+        )
+    assert not bad, bad
+
+
+def test_entry_points_name_modules_of_the_right_tier():
+    doc = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    project = doc["project"]
+    refs = dict(project["scripts"])
+    for group, table in project.get("entry-points", {}).items():
+        refs.update({f"{group}:{k}": v for k, v in table.items()})
+    assert refs, "pyproject declares no scripts or entry points"
+    for what, ref in refs.items():
+        module = ref.partition(":")[0]
+        assert module in MODULES, f"{what} -> {ref}: not a module of the library"
+        assert tier(module) <= 2, f"{what} -> {ref}: benchmarks and research are not installed"
+
+
+def test_installed_entry_points_match_pyproject():
+    doc = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    for group, table in doc["project"]["entry-points"].items():
+        got = {ep.name: ep.value for ep in entry_points(group=group)}
+        for name, value in table.items():
+            assert got.get(name) == value, f"reinstall: pip install -e . ({group}:{name})"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import sichuan_env.agents.registry\n",
+        "from ..agents import registry\n",
+        "x = 'sichuan_env.agents.registry:make_agent'\n",
+        "import importlib\nimportlib.import_module('sichuan_env.train.common')\n",
+        "def f():\n    from sichuan_env.train.common import setup\n",
+    ],
+)
+def test_the_checks_see_each_kind_of_reference(tmp_path, source, monkeypatch):
+    # a core module with an upward reference of each kind is caught (the checks are not vacuous)
+    fake = ROOT / "sichuan_env" / "envs" / "_layer_probe.py"
+    monkeypatch.setitem(MODULES, "sichuan_env.envs._layer_probe", fake)
+    original = Path.read_text
+    monkeypatch.setattr(
+        Path, "read_text", lambda self, *a, **k: source if self == fake else original(self, *a, **k)
+    )
+    deps = imports_of("sichuan_env.envs._layer_probe")
+    assert any(tier(d) > 0 for d in deps), deps
 
 
 FACADES = [
@@ -62,5 +281,5 @@ FACADES = [
 def test_facades_do_not_import_numba():
     # typed Python facades call kernels; numba itself stays in the compute modules
     for rel in FACADES:
-        src = (PKG / rel).read_text(encoding="utf-8")
+        src = (ROOT / "sichuan_env" / rel).read_text(encoding="utf-8")
         assert "import numba" not in src, rel

@@ -2,10 +2,15 @@
 
 import numpy as np
 import pytest
+from sichuan_env.agents import make_agent
+from sichuan_env.agents.eval.evaluate import play_duplicate
+from sichuan_env.agents.rule_based.population import (
+    STYLES,
+    DefensiveAgent,
+    ValueAgent,
+    population_table,
+)
 
-from agents import make_agent
-from agents.evaluate import play_duplicate
-from agents.population import STYLES, DefensiveAgent, ValueAgent, population_table
 from sichuan_env import RuleConfig
 from sichuan_env.envs.vector import VectorEnv
 

@@ -7,17 +7,18 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.heuristic import HeuristicAgent
-from agents.torch_agent import TorchAgent, load_network, save_checkpoint
-from agents.torch_policy import (
+from sichuan_env.agents.nn.policy import (
     PolicyConfig,
     PolicyNet,
     heuristic_choices,
     masked_logits,
 )
+from sichuan_env.agents.nn.torch_agent import TorchAgent, load_network, save_checkpoint
+from sichuan_env.agents.rule_based.heuristic import HeuristicAgent
+from sichuan_env.train.policy import bc, ppo
+
 from sichuan_env import RuleConfig
 from sichuan_env.envs.vector import VectorEnv
-from train import bc, ppo
 
 META = {"rules": RuleConfig().to_dict(), "method": "test", "command": "pytest", "commit": "x"}
 

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from sichuan_env.agents import Agent, BaseAgent, HeuristicAgent, RandomAgent, registry
+from sichuan_env.agents.eval.cli import main as evaluate_main
 
-from agents import Agent, BaseAgent, HeuristicAgent, RandomAgent, registry
-from agents.evaluate import main as evaluate_main
 from sichuan_env import RuleConfig
 from sichuan_env.play import play
 

@@ -14,12 +14,14 @@ pytest.importorskip("sb3_contrib")
 torch = pytest.importorskip("torch")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from agents import evaluate
-from agents.distributed import RayMissingError, import_ray
-from agents.torch_agent import TorchAgent
+from sichuan_env.agents.eval import cli as evaluate
+from sichuan_env.agents.eval.distributed import RayMissingError, import_ray
+from sichuan_env.agents.nn.torch_agent import TorchAgent
+from sichuan_env.train.data import make_dataset
+from sichuan_env.train.policy import ppo
+from sichuan_env.train.policy.ppo_ray import export_buffer, extend_buffer
+
 from sichuan_env.envs.vector import VectorEnv
-from train import make_dataset, ppo
-from train.ppo_ray import export_buffer, extend_buffer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,7 +34,7 @@ def local_ray():
 
 
 def test_import_agents_does_not_import_ray():
-    code = "import sys, agents, agents.evaluate, agents.distributed; print('ray' in sys.modules)"
+    code = "import sys, sichuan_env.agents, sichuan_env.agents.eval.cli, sichuan_env.agents.eval.distributed; print('ray' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

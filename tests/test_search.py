@@ -1,13 +1,13 @@
-"""Rollout search (agents.search, agents.search_agent): determinizations keep what the seat sees,
-the search reads nothing hidden, answers are legal and reproducible, and it plugs into agents.evaluate."""
+"""Rollout search (sichuan_env.agents.search.rollout, sichuan_env.agents.search.agent): determinizations keep what the seat sees,
+the search reads nothing hidden, answers are legal and reproducible, and it plugs into sichuan_env.agents.eval.evaluate."""
 
 import numpy as np
 import pytest
+from sichuan_env.agents.eval.evaluate import play_duplicate, summarize
+from sichuan_env.agents.rule_based.fused import run_styles_at
+from sichuan_env.agents.search.agent import SearchAgent
+from sichuan_env.agents.search.rollout import determinize_at
 
-from agents.evaluate import play_duplicate, summarize
-from agents.fused import run_styles_at
-from agents.search import determinize_at
-from agents.search_agent import SearchAgent
 from sichuan_env import RuleConfig
 from sichuan_env.engine.deal import deal_seed
 from sichuan_env.engine.invariants import check_invariants
@@ -147,7 +147,7 @@ def test_search_agent_arguments_and_obs_only_use():
 def test_search_agent_in_a_duplicate_match():
     lineup = ["search", "heuristic", "heuristic", "heuristic"]
     agents = {"search": SearchAgent(seed=0, samples=2, draws=1), "heuristic": None}
-    from agents.heuristic import HeuristicAgent
+    from sichuan_env.agents.rule_based.heuristic import HeuristicAgent
 
     agents["heuristic"] = HeuristicAgent()
     records = play_duplicate(lineup, 2, RULES, seed=0, progress=False, agents=agents)
@@ -174,7 +174,7 @@ def test_vector_env_states_of_copies_rows_and_checks_them():
 
 def test_search_play_diagnostics():
     """play_batch: a searcher that never leaves the style scores like it (zero over the rotations)."""
-    from agents.search_play import play_batch
+    from sichuan_env.agents.search.play import play_batch
 
     walls = 3
     n = 4 * walls

@@ -9,10 +9,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import sichuan_env
-from agents import Agent, make_agent
-from agents.evaluate import play_duplicate, summarize
-from agents.torch_agent import (
+from sichuan_env.agents import Agent, make_agent
+from sichuan_env.agents.eval.evaluate import play_duplicate, summarize
+from sichuan_env.agents.nn.policy import PolicyConfig, PolicyNet, count_parameters, masked_logits
+from sichuan_env.agents.nn.torch_agent import (
     TorchAgent,
     _sha256,
     config_path,
@@ -21,7 +21,8 @@ from agents.torch_agent import (
     read_config,
     save_checkpoint,
 )
-from agents.torch_policy import PolicyConfig, PolicyNet, count_parameters, masked_logits
+
+import sichuan_env
 from sichuan_env import RuleConfig
 from sichuan_env.envs.vector import VectorEnv
 
@@ -188,8 +189,8 @@ def test_torch_agent_in_the_aec_env_vector_env_and_evaluate(tmp_path):
 
 
 def test_aux_features_rank_discards_as_the_heuristic_does():
-    from agents import HeuristicAgent
-    from agents.policy_features import AUX_PER_TILE, SH_BINS, aux_features
+    from sichuan_env.agents import HeuristicAgent
+    from sichuan_env.agents.nn.features import AUX_PER_TILE, SH_BINS, aux_features
 
     venv = VectorEnv(256, seed=4)
     obs, mask, _ = venv.reset()

@@ -7,10 +7,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.torch_agent import TorchAgent
-from agents.torch_policy import PolicyConfig, PolicyNet
+from sichuan_env.agents.nn.policy import PolicyConfig, PolicyNet
+from sichuan_env.agents.nn.torch_agent import TorchAgent
+from sichuan_env.train.policy import bc
+
 from sichuan_env.encoding import observation as O
-from train import bc
 
 
 def _synthetic(n, rng):

@@ -8,10 +8,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.torch_agent import load_network
-from agents.torch_policy import AUX_SIZE, PolicyConfig, PolicyNet, aux_features
+from sichuan_env.agents.nn.policy import AUX_SIZE, PolicyConfig, PolicyNet, aux_features
+from sichuan_env.agents.nn.torch_agent import load_network
+from sichuan_env.train.policy import ppo
+
 from sichuan_env.envs.vector import VectorEnv
-from train import ppo
 
 
 def test_gae_on_a_hand_built_example():
@@ -66,7 +67,7 @@ def _args(**kw):
 
 
 def test_one_update_on_64_envs_changes_the_parameters_with_finite_losses():
-    from agents.heuristic import HeuristicAgent
+    from sichuan_env.agents.rule_based.heuristic import HeuristicAgent
 
     torch.manual_seed(0)
     net = PolicyNet(PolicyConfig(hidden=64, layers=2, oracle_critic=True, aux=True))

@@ -1,6 +1,11 @@
-"""Training scripts for sichuan_env, one file per algorithm (CleanRL style).
+"""Training for sichuan_env (installed as ``sichuan_env.train``), one script per algorithm.
 
-No training script ships yet: the environments (``sichuan_env.env``,
-``sichuan_env.envs.vector.VectorEnv``) and baseline agents are ready for one;
-the ``train`` extra pins PyTorch to the local CPU wheel (``torch>=2.2,<2.14``).
+- ``sichuan_env.train.policy``: ``bc`` (behaviour cloning), ``ppo`` (masked PPO
+  self-play, locally or on Ray), ``search_labels`` and ``search_distill``
+  (distilling rollout search into a network);
+- ``sichuan_env.train.belief``: the belief model's training loop, baselines and report;
+- ``sichuan_env.train.data``: the opponent-modelling dataset and its generator.
+
+Each script runs as ``python -m sichuan_env.train.<group>.<script> --help``; the
+``train`` extra pins PyTorch to the CPU wheel (``torch>=2.2,<2.14``).
 """

@@ -4,9 +4,9 @@
 - ``MetricLog``: one JSON object per line (``metrics.jsonl``), mirrored to
   TensorBoard when asked and installed.
 - ``save_run`` / ``load_run``: a run's ``last.pt`` (+ JSON, see
-  ``agents.torch_agent``) and ``state.pt`` (optimizer and counters), for ``--resume``.
+  ``sichuan_env.agents.nn.torch_agent``) and ``state.pt`` (optimizer and counters), for ``--resume``.
 - ``evaluate_vs_heuristic``: a duplicate match of a network in one seat
-  against three ``HeuristicAgent``s (``agents.evaluate``), points per hand
+  against three ``HeuristicAgent``s (``sichuan_env.agents.eval.evaluate``), points per hand
   with a 95% confidence interval.
 """
 
@@ -20,13 +20,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numba
 import torch
+from sichuan_env.agents.eval.evaluate import make_lineup_agents, play_duplicate, summarize
+from sichuan_env.agents.nn.policy import PolicyNet
+from sichuan_env.agents.nn.torch_agent import (
+    TorchAgent,
+    check_state_dict,
+    load_network,
+    save_checkpoint,
+)
 
-from agents.evaluate import make_lineup_agents, play_duplicate, summarize
-from agents.torch_agent import TorchAgent, check_state_dict, load_network, save_checkpoint
-from agents.torch_policy import PolicyNet
 from sichuan_env import RuleConfig
+from sichuan_env.threads import set_threads
 
 
 def setup(threads: int, seed: int) -> None:
@@ -39,11 +44,7 @@ def setup(threads: int, seed: int) -> None:
         raise ValueError(f"threads must be >= 1, got {threads}")
     if seed < 0:
         raise ValueError(f"seed must be >= 0, got {seed}")
-    torch.set_num_threads(threads)
-    # numba's OpenMP layer sets the OpenMP thread count that torch shares at every
-    # parallel launch: keep the two equal, or torch silently runs on numba's count
-    # (on a busy CPU every small op then waits milliseconds for a second thread).
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    set_threads(threads)  # numba's and torch's counts, kept equal (sichuan_env.threads)
     torch.manual_seed(seed)
     random.seed(seed)
 

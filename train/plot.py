@@ -1,6 +1,6 @@
-"""Learning curves from training metrics (``metrics.jsonl`` of ``train.bc`` and ``train.ppo``).
+"""Learning curves from training metrics (``metrics.jsonl`` of ``sichuan_env.train.policy.bc`` and ``sichuan_env.train.policy.ppo``).
 
-    python -m train.plot --bc runs/bc/metrics.jsonl --ppo runs/ppo/metrics.jsonl --out docs/training.png
+    python -m sichuan_env.train.plot --bc runs/bc/metrics.jsonl --ppo runs/ppo/metrics.jsonl --out docs/img/training.png
 
 Panels, each over wall-clock minutes (BC first, PPO after it): the BC
 held-out accuracy; PPO's points per hand against three heuristics (the
@@ -102,10 +102,10 @@ def plot(bc: list[dict], ppo: list[dict], out: Path, title: str = "") -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """CLI entry point."""
-    p = argparse.ArgumentParser(prog="train.plot", description=__doc__)
+    p = argparse.ArgumentParser(prog="sichuan_env.train.plot", description=__doc__)
     p.add_argument("--bc", type=Path, default=None, help="BC metrics.jsonl")
     p.add_argument("--ppo", type=Path, default=None, help="PPO metrics.jsonl")
-    p.add_argument("--out", type=Path, default=Path("docs/training.png"))
+    p.add_argument("--out", type=Path, default=Path("docs/img/training.png"))
     p.add_argument("--title", default="")
     args = p.parse_args(argv)
     if args.bc is None and args.ppo is None:

@@ -250,6 +250,20 @@ def score_code(
 
 
 @njit
+def held_copies(concealed: np.ndarray, melds: np.ndarray, n_melds: int, tile: int) -> int:
+    """Copies of ``tile`` in a player's own hand and melds: 3 per pong, 4 per kong.
+
+    A tile already held 4 times cannot be won on, so it is never a wait
+    (RULES.md §5); ``best_wait`` and the engine's ``win_score`` both ask here.
+    """
+    held = np.int64(concealed[tile])
+    for j in range(n_melds):
+        if melds[j, 1] == tile:
+            held += 3 if melds[j, 0] == MELD_PONG else 4
+    return held
+
+
+@njit
 def best_wait(
     concealed: np.ndarray,
     melds: np.ndarray,
@@ -266,16 +280,11 @@ def best_wait(
     ``(fan, tile, base, roots)``; ``fan = -1`` when the hand is not tenpai.
     Ties go to the lowest tile.
     """
-    held = np.zeros(27, dtype=np.int64)
-    for t in range(27):
-        held[t] = concealed[t]
-    for j in range(n_melds):
-        held[melds[j, 1]] += 3 if melds[j, 0] == MELD_PONG else 4
     shape_waits = waits_mask(concealed, -1, waits)
     trial = concealed.copy()
     best = (-1, -1, -1, 0)
     for t in range(27):
-        if held[t] >= 4 or not (shape_waits >> t) & 1:
+        if not (shape_waits >> t) & 1 or held_copies(concealed, melds, n_melds, t) >= 4:
             continue
         trial[t] += 1
         fan, base, roots, _ = score(trial, melds, n_melds, void, CTX_NO_EXTRAS, rules, flags)

@@ -7,14 +7,13 @@ mask of the decision. Agents with ``action_probs(obs, mask) -> float[88]``
 get their top three actions with probabilities; others get the action their
 ``act`` chooses, shown with probability 1.0 and marked as not a distribution.
 
-The ``agents`` package sits above ``sichuan_env``, so it is imported here
-only when an agent is asked for.
+Agents are objects; a name typed on the command line becomes one through the
+installed agent resolver (``sichuan_env.plugins``), so the library never names
+the agents package above it.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections.abc import Iterable
 from typing import Any
 
@@ -23,6 +22,7 @@ import numpy as np
 from ..encoding.registry import get as get_obs_version
 from ..engine.actions import action_to_str
 from ..engine.game import Game
+from ..plugins import agent_resolver
 from ..rules.config import kernel_rules
 
 TOP_K = 3
@@ -30,28 +30,21 @@ TOP_K = 3
 
 
 def load_agent(spec: str) -> Any:
-    """Make the agent named ``spec``: through ``agents.registry.make_agent`` when it exists.
+    """Make the agent ``spec`` names, through the installed agent resolver.
 
-    Without a registry, ``"heuristic"`` and ``"random"`` name the built-in agents.
+    The resolver is the ``sichuan_env.resolvers`` entry point
+    (``sichuan_env.plugins.agent_resolver``): registered names, checkpoint
+    paths and ``package.module:Class`` specs.
 
     Raises:
-        ValueError: an unknown name, or no ``agents`` package installed.
+        ValueError: an unknown spec, or no resolver installed.
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"an agent name is a non-empty string, got {spec!r}")
-    if importlib.util.find_spec("agents") is None:
-        raise ValueError("the agents package is not installed (pip install sichuan-env)")
-    if importlib.util.find_spec("agents.registry") is not None:
-        registry = importlib.import_module("agents.registry")
-        try:
-            return registry.make_agent(spec, seed=0)
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"unknown agent {spec!r}: {exc}") from None
-    agents = importlib.import_module("agents")
-    known = {"heuristic": agents.HeuristicAgent, "random": agents.RandomAgent}
-    if spec not in known:
-        raise ValueError(f"unknown agent {spec!r}; known: {sorted(known)}")
-    return known[spec]()
+    try:
+        return agent_resolver()(spec, 0)
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"unknown agent {spec!r}: {exc}") from None
 
 
 class AgentAnnotator:

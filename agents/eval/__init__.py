@@ -1,0 +1,1 @@
+"""Evaluation: duplicate matches, their statistics, and Ray for parallel matches."""

@@ -1,0 +1,1 @@
+"""Neural agents: the policy network, its hand-analysis features, and ``TorchAgent``."""

@@ -1,0 +1,185 @@
+"""``SearchAgent``: a rule-based style improved by determinized rollout search (``sichuan_env.agents.search.rollout``).
+
+At each of its own turns (discard / kong / win) the agent scores its
+candidate actions by playing the hand to the end from ``samples`` redrawn
+versions of what it cannot see (each the best of ``draws`` draws, see
+``sichuan_env.agents.search.rollout.determinize_best``), every seat playing the style; it
+leaves the style's own action only for a candidate whose mean gain is more
+than ``z`` standard errors above it. Claims and setup decisions are the
+style's. All in numba, parallel over the rows of a batch.
+
+The agent reads the engine state (``reads_state = True``): hosts that hold
+the states call ``act_states(states, masks, rules)`` (``sichuan_env.agents.eval.evaluate``,
+``sichuan_env.train.policy.bc``, ``sichuan_env.play`` and the Gymnasium env's opponents do). It
+uses only what its seat may see: every hidden fact of the state (the other
+hands, the wall order, others' 过胡 memory) is redrawn before a rollout
+(``tests/test_search.py`` checks that a state differing only in hidden facts
+gets the same answer). Its randomness is a function of its seed and the
+public state, so a result does not depend on how a match is batched or
+split over workers. ``act(obs, mask)`` alone cannot search and raises.
+
+Cost: about 20 ms per own-turn decision on one core at the defaults.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from sichuan_env.agents.base import BaseAgent, check_masks, check_seed
+from sichuan_env.agents.rule_based.fused import STYLES, style_action
+from sichuan_env.agents.search.rollout import MAX_CANDIDATES, search_action
+
+from sichuan_env import RuleConfig
+from sichuan_env._jit import njit
+from sichuan_env.engine.deal import splitmix64
+from sichuan_env.engine.state import STATE_DTYPE
+from sichuan_env.kernels.tables import get_tables
+from sichuan_env.tiles import InputTypeError
+
+_T = get_tables()
+
+
+@njit
+def _public_seed(st, seed: np.uint64) -> np.uint64:
+    """A seed from the agent's seed and public facts of the decision (not the hidden ones)."""
+    h = seed ^ np.uint64(st.n_log) * np.uint64(0x9E3779B97F4A7C15)
+    h ^= np.uint64(st.to_act + 1) << np.uint64(56)
+    for s in range(4):
+        for j in range(st.n_river[s]):
+            h, _ = splitmix64(h ^ np.uint64(st.river[s, j] + 1))
+        for t in range(27):  # the seat's own hand is its own to see
+            if s == st.to_act:
+                h ^= np.uint64(st.hands[s, t]) << np.uint64(2 * (t % 30))
+    h, r = splitmix64(h)
+    return r
+
+
+@njit(parallel=True)
+def search_rows(states, scratch, seed: np.uint64, knobs, env, out) -> None:
+    """The agent's action for every row of ``states`` (the seat to act in each).
+
+    ``scratch`` is a ``STATE_DTYPE[N, 2]`` work area.
+    """
+    n_samples, draws, gap, z = knobs
+    styles, rules, flags, waits, dist = env
+    n = states.shape[0]
+    raw_states = states.view(np.uint8).reshape(n, -1)
+    for i in numba.prange(n):
+        work = scratch[i]
+        raw = work.view(np.uint8).reshape(2, -1)
+        obs = np.zeros((83, 27), dtype=np.uint8)
+        mask = np.zeros(88, dtype=np.int8)
+        cands = np.zeros(MAX_CANDIDATES, dtype=np.int64)
+        gains = np.zeros(MAX_CANDIDATES, dtype=np.float64)
+        vals = np.zeros((max(n_samples, 1), MAX_CANDIDATES), dtype=np.float64)
+        r = _public_seed(states[i], seed)
+        a = search_action(
+            work, raw, raw_states[i], n_samples, draws, gap, z, r,
+            styles, rules, flags, waits, obs, mask, dist, cands, gains, vals,
+        )  # fmt: skip
+        if a < 0:
+            raw[0, :] = raw_states[i]
+            a = style_action(work[0], styles[work[0].to_act], rules, flags, obs, mask, dist)
+        out[i] = a
+
+
+class SearchAgent(BaseAgent):
+    """A style plus rollout search; see the module docstring.
+
+    Args:
+        seed: seeds the search's sampling (None: 0).
+        samples: determinized rollouts per candidate (1..4096).
+        draws: determinizations drawn per sample, the one with opponents closest to ready kept (1..256).
+        gap: candidates: discards within ``gap`` shanten of the best (-1: every legal discard).
+        z: standard errors a candidate's gain must clear to replace the style's action (>= 0).
+        style: the rule-based style searched over and played by every seat in rollouts.
+        rules: the ruleset the states are played under (default RULES.md §9).
+    """
+
+    name = "search"
+    obs_version = 1
+    reads_state = True
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        samples: int = 32,
+        draws: int = 8,
+        gap: int = 1,
+        z: float = 1.0,
+        style: str = "heuristic",
+        rules: RuleConfig | None = None,
+    ) -> None:
+        for name, v, lo, hi in (
+            ("samples", samples, 1, 4096),
+            ("draws", draws, 1, 256),
+            ("gap", gap, -1, 14),
+        ):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise InputTypeError(f"{name} must be an integer, got {v!r}")
+            if not lo <= v <= hi:
+                raise ValueError(f"{name} must be in {lo}..{hi}, got {v}")
+        if isinstance(z, bool) or not isinstance(z, (int, float)) or not 0 <= z < float("inf"):
+            raise ValueError(f"z must be a finite number >= 0, got {z!r}")
+        if style not in STYLES:
+            raise ValueError(f"style must be one of {sorted(STYLES)}, got {style!r}")
+        rules = RuleConfig() if rules is None else rules
+        if not isinstance(rules, RuleConfig):
+            raise InputTypeError(f"rules must be a RuleConfig, got {type(rules).__name__}")
+        self.samples, self.draws, self.gap, self.z, self.style = (
+            int(samples),
+            int(draws),
+            int(gap),
+            float(z),
+            style,
+        )
+        self.rules = rules
+        self._seed = np.uint64(check_seed(0 if seed is None else seed))
+        styles = np.full(4, STYLES[style], dtype=np.int64)
+        self._env = (styles, rules.as_array(), _T["FLAGS"], _T["WAITS"], _T["DIST"])
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseed the search (it keeps no memory between decisions)."""
+        if seed is not None:
+            self._seed = np.uint64(check_seed(seed))
+
+    def act_states(
+        self, states: np.ndarray, masks: np.ndarray, rules: RuleConfig | None = None
+    ) -> np.ndarray:
+        """One action per row: ``states`` ``STATE_DTYPE[N]`` (not modified), ``masks`` their legal actions.
+
+        ``rules``: the ruleset the host plays (checked against the agent's: the
+        rollouts must play the same game).
+
+        Raises:
+            ValueError: states that are not ``STATE_DTYPE[N]`` or masks that do not match them,
+                a state whose seat to act has no legal action, or other rules than the agent's.
+        """
+        if rules is not None and rules != self.rules:
+            raise ValueError(
+                "the search agent was made for other rules than the game's: "
+                "make it with SearchAgent(rules=...) for this ruleset"
+            )
+        if not isinstance(states, np.ndarray) or states.dtype != STATE_DTYPE or states.ndim != 1:
+            raise InputTypeError(
+                "states must be a STATE_DTYPE[N] array (the engine's hand records)"
+            )
+        masks = check_masks(masks, batch=True)
+        if len(masks) != len(states):
+            raise ValueError(f"masks has {len(masks)} rows for {len(states)} states")
+        rows = np.ascontiguousarray(states)
+        out = np.empty(len(rows), dtype=np.int64)
+        knobs = (self.samples, self.draws, self.gap, self.z)
+        scratch = np.zeros((len(rows), 2), dtype=STATE_DTYPE)
+        search_rows(rows, scratch, self._seed, knobs, self._env, out)
+        bad = (out < 0) | (out >= masks.shape[1])
+        bad[~bad] = masks[np.flatnonzero(~bad), out[~bad]] == 0
+        if bad.any():
+            raise ValueError(f"states row {int(np.flatnonzero(bad)[0])} does not match its mask")
+        return out
+
+    def _act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        raise RuntimeError(
+            "SearchAgent searches over the engine state: call act_states(states, masks) "
+            "(sichuan_env.agents.eval.evaluate does); it cannot act from observations alone"
+        )

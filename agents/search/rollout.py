@@ -1,0 +1,326 @@
+"""Rollout search over determinized hands, in numba (policy improvement over a rule-based style).
+
+At an own-turn decision of seat ``me``, every candidate action (each legal
+discard and kong; a legal win is always taken) is scored by playing the hand
+to its end many times, all seats by a rule-based style (``sichuan_env.agents.rule_based.fused``),
+from the same ``n_samples`` *determinizations*: states in which everything
+``me`` cannot see is drawn again at random, consistent with what it can see.
+The candidate with the most points on average is chosen (common random
+numbers: every candidate meets the same samples, so their difference has a
+small variance). This is one step of policy iteration on the style: the
+searcher plays the style's own moves afterwards.
+
+A determinization keeps ``me``'s hand, every meld, river, score and the
+public counts (each opponent's number of concealed tiles, the tiles left in
+the wall) and deals the unseen tiles (the active opponents' concealed tiles
+and the undrawn wall, pooled) again: shuffled, each opponent refilled to its
+count, the rest becoming the wall in a new order. One visible constraint is
+kept: an opponent whose last discard was outside its declared void suit holds
+no tile of that suit (RULES: void tiles go first). Opponents' 过胡 memory is
+cleared (it is not public). Nothing of the drawn sample depends on hidden
+information: its pool is the multiset of unseen tiles, which ``me`` can count.
+
+Kernels only; ``sichuan_env.agents.search.agent`` and ``train.expert`` drive them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sichuan_env.agents.rule_based.fused import run_styles, style_action
+
+from sichuan_env._jit import njit
+from sichuan_env.engine.actions import DISCARD, HU, SELF_KONG
+from sichuan_env.engine.core import void_of
+from sichuan_env.engine.deal import splitmix64
+from sichuan_env.engine.legal import legal_mask
+from sichuan_env.engine.state import PH_TURN
+from sichuan_env.engine.step import apply
+from sichuan_env.kernels.shanten import shanten
+
+MAX_CANDIDATES = 32
+
+
+@njit
+def _void_clear(st, s: int) -> bool:
+    """True when seat ``s`` visibly holds no tile of its void suit (its last discard was outside it)."""
+    v = st.void[s]
+    n = st.n_river[s]
+    if v < 0 or n == 0:
+        return False
+    return st.river[s, n - 1] // 9 != v
+
+
+@njit
+def _assign(st, me: int, pool, n_pool: int, constrained: bool, newhands, taken) -> bool:
+    """Refill the active opponents' hands from ``pool``; False if a constraint cannot be met."""
+    taken[:n_pool] = False
+    newhands[:, :] = 0
+    for first in (True, False):
+        for s in range(4):
+            if s == me or st.won[s] != 0:
+                continue
+            clear = constrained and _void_clear(st, s)
+            if clear != first:
+                continue
+            need = 0
+            for t in range(27):
+                need += st.hands[s, t]
+            j = 0
+            while need > 0 and j < n_pool:
+                t = pool[j]
+                if not taken[j] and not (clear and t // 9 == st.void[s]):
+                    newhands[s, t] += 1
+                    taken[j] = True
+                    need -= 1
+                j += 1
+            if need > 0:
+                return False
+    return True
+
+
+@njit
+def _opponent_shanten(st, me: int, rules, dist) -> int:
+    total = 0
+    for s in range(4):
+        if s != me and st.won[s] == 0:
+            total += shanten(st.hands[s], void_of(st, s, rules), dist)
+    return total
+
+
+@njit
+def determinize_best(st, me: int, rng: np.uint64, draws: int, rules, dist) -> np.uint64:
+    """``determinize`` ``draws`` times and keep the draw whose opponents are closest to ready.
+
+    Real opponents have been building their hands all along; uniformly drawn
+    hands are far weaker. Keeping the draw with the lowest summed void-aware
+    shanten of the active opponents is a cheap stand-in for the posterior.
+    """
+    if draws <= 1:
+        return determinize(st, me, rng)
+    hands = st.hands.copy()
+    wall = st.wall.copy()
+    best_h = st.hands.copy()
+    best_w = st.wall.copy()
+    best = 1 << 30
+    for _ in range(draws):
+        st.hands[:, :] = hands
+        st.wall[:] = wall
+        rng = determinize(st, me, rng)
+        sh = _opponent_shanten(st, me, rules, dist)
+        if sh < best:
+            best = sh
+            best_h[:, :] = st.hands
+            best_w[:] = st.wall
+    st.hands[:, :] = best_h
+    st.wall[:] = best_w
+    return rng
+
+
+@njit
+def determinize(st, me: int, rng: np.uint64) -> np.uint64:
+    """Deal everything ``me`` cannot see in ``st`` again (see the module docstring); return the rng."""
+    counts = np.zeros(27, dtype=np.int64)  # the unseen multiset: all a seat can know of it
+    for s in range(4):
+        if s != me and st.won[s] == 0:
+            for t in range(27):
+                counts[t] += st.hands[s, t]
+    for j in range(st.head, st.tail + 1):
+        counts[st.wall[j]] += 1
+    pool = np.empty(108, dtype=np.uint8)
+    n_pool = 0
+    for t in range(27):  # in tile order, so the sample depends on the multiset alone
+        for _ in range(counts[t]):
+            pool[n_pool] = t
+            n_pool += 1
+    for j in range(n_pool - 1, 0, -1):  # Fisher-Yates
+        rng, r = splitmix64(rng)
+        k = np.int64(r % np.uint64(j + 1))
+        pool[j], pool[k] = pool[k], pool[j]
+    newhands = np.zeros((4, 27), dtype=np.uint8)
+    taken = np.zeros(108, dtype=np.bool_)
+    if not _assign(st, me, pool, n_pool, True, newhands, taken):
+        _assign(st, me, pool, n_pool, False, newhands, taken)
+    w = st.head
+    for j in range(n_pool):
+        if not taken[j]:
+            st.wall[w] = pool[j]
+            w += 1
+    for s in range(4):
+        if s == me or st.won[s] != 0:
+            continue
+        st.passed_fan[s] = -1
+        for t in range(27):
+            st.hands[s, t] = newhands[s, t]
+    return rng
+
+
+@njit
+def candidates(st, rules, flags, mask, dist, gap: int, out) -> int:
+    """The own-turn actions worth searching, into ``out``; returns their number.
+
+    A legal win alone if there is one; else every legal kong and every legal
+    discard that leaves a void-aware shanten within ``gap`` of the best
+    (``gap`` < 0: every legal discard). 0 when it is not ``st.to_act``'s turn.
+    """
+    if st.phase != PH_TURN:
+        return 0
+    legal_mask(st, rules, flags, mask)
+    if mask[HU]:
+        out[0] = HU
+        return 1
+    me = st.to_act
+    h = st.hands[me]
+    v = void_of(st, me, rules)
+    sh = np.full(27, 99, dtype=np.int64)
+    best = 99
+    for t in range(27):
+        if mask[DISCARD + t] and h[t] > 0:
+            h[t] -= 1
+            sh[t] = shanten(h, v, dist)
+            h[t] += 1
+            best = min(best, sh[t])
+    n = 0
+    for t in range(27):
+        if mask[SELF_KONG + t] and n < out.shape[0]:
+            out[n] = SELF_KONG + t
+            n += 1
+    for t in range(27):
+        if mask[DISCARD + t] and (gap < 0 or sh[t] <= best + gap) and n < out.shape[0]:
+            out[n] = DISCARD + t
+            n += 1
+    return n
+
+
+@njit
+def evaluate_candidates(
+    scratch,
+    raw,
+    orig,
+    me: int,
+    cands,
+    n_cands: int,
+    n_samples: int,
+    draws: int,
+    seed: np.uint64,
+    styles,
+    rules,
+    flags,
+    waits,
+    obs,
+    mask,
+    dist,
+    vals,
+) -> None:
+    """``me``'s point change after each candidate in ``n_samples`` determinized rollouts.
+
+    ``scratch`` is a ``STATE_DTYPE`` array of 2 records and ``raw`` its byte
+    view (``scratch.view(np.uint8).reshape(2, -1)``); ``orig`` is the bytes of
+    the state searched. ``vals[k, c]``: sample ``k``, candidate ``c`` (every
+    candidate meets the same samples).
+    """
+    rng = seed
+    for k in range(n_samples):
+        raw[0, :] = orig
+        base = scratch[0].scores[me]
+        rng = determinize_best(scratch[0], me, rng, draws, rules, dist)
+        for c in range(n_cands):
+            raw[1, :] = raw[0, :]
+            st = scratch[1]
+            apply(st, cands[c], rules, flags, waits)
+            run_styles(st, styles, -1, rules, flags, waits, obs, mask, dist)
+            vals[k, c] = float(st.scores[me] - base)
+
+
+@njit
+def paired_stats(vals, n_samples: int, c: int, base: int) -> tuple[float, float]:
+    """Mean and standard error of candidate ``c``'s gain over candidate ``base``, paired over the samples of ``vals``."""
+    s1 = 0.0
+    s2 = 0.0
+    for k in range(n_samples):
+        d = vals[k, c] - vals[k, base]
+        s1 += d
+        s2 += d * d
+    mean = s1 / n_samples
+    var = max(s2 / n_samples - mean * mean, 0.0)
+    return mean, np.sqrt(var / max(n_samples - 1, 1))
+
+
+@njit
+def search_action(
+    scratch,
+    raw,
+    orig,
+    n_samples: int,
+    draws: int,
+    gap: int,
+    z: float,
+    seed: np.uint64,
+    styles,
+    rules,
+    flags,
+    waits,
+    obs,
+    mask,
+    dist,
+    cands,
+    gains,
+    vals,
+) -> int:
+    """The searched action of the seat to act in the state ``orig`` (bytes); -1 if not its turn.
+
+    The default is the seat's own style's action; a candidate replaces it
+    only when its mean gain over the default (paired over the samples) is
+    more than ``z`` standard errors above zero (``z`` = 0: the best mean).
+    On return ``cands[:n]`` are the candidates and ``gains[:n]`` their mean
+    gains over the default. ``vals`` is ``float64[n_samples, MAX_CANDIDATES]``.
+    """
+    raw[0, :] = orig
+    st = scratch[0]
+    me = st.to_act
+    if st.phase != PH_TURN:
+        return -1
+    default = style_action(st, styles[me], rules, flags, obs, mask, dist)
+    n = candidates(st, rules, flags, mask, dist, gap, cands)
+    base = -1
+    for c in range(n):
+        if cands[c] == default:
+            base = c
+    if base < 0 and n < cands.shape[0]:
+        cands[n] = default
+        base = n
+        n += 1
+    if n <= 1 or base < 0:
+        gains[0] = 0.0
+        return default
+    evaluate_candidates(
+        scratch,
+        raw,
+        orig,
+        me,
+        cands,
+        n,
+        n_samples,
+        draws,
+        seed,
+        styles,
+        rules,
+        flags,
+        waits,
+        obs,
+        mask,
+        dist,
+        vals,
+    )
+    best, best_score = base, 0.0
+    for c in range(n):
+        mean, se = paired_stats(vals, n_samples, c, base)
+        gains[c] = mean
+        if c != base and mean > z * se and mean - z * se > best_score:
+            best, best_score = c, mean - z * se
+    return cands[best]
+
+
+@njit
+def determinize_at(states, i: int, me: int, rng: np.uint64) -> np.uint64:
+    """``determinize`` on ``states[i]``."""
+    return determinize(states[i], me, rng)

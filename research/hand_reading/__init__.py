@@ -1,0 +1,1 @@
+"""Policy-aware hand readers (MCMC wall sampler, SMC hand reader) against heuristic opponents."""

@@ -1,0 +1,1 @@
+"""Pictures of the search-distillation run that produced the shipped ``distill`` network."""

@@ -1,0 +1,61 @@
+"""What sits above the library, reached through package entry points, never by name.
+
+``sichuan_env`` (tiles → kernels → hand → rules → engine → encoding → envs)
+imports nothing from the agents and training packages above it. The few places
+where the library needs them take objects, or find them through entry points
+that an installed distribution declares (this project's own in ``pyproject.toml``):
+
+- ``sichuan_env.gym``: Gymnasium ids and their env factories, registered by
+  ``import sichuan_env`` (``gymnasium.make("SichuanMahjong-v0")``); the group
+  ``sichuan_env.gym_vector`` gives the same ids' vector entry points
+  (``gymnasium.make_vec``);
+- ``sichuan_env.resolvers``: ``agent`` is the callable ``(spec, seed) -> agent``
+  that turns the names a user types (``--opponents heuristic``) into agent
+  objects, for terminal play and the viewer.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Any
+
+GYM_GROUP = "sichuan_env.gym"
+GYM_VECTOR_GROUP = "sichuan_env.gym_vector"
+RESOLVER_GROUP = "sichuan_env.resolvers"
+
+
+def register_gymnasium() -> list[str]:
+    """Register every Gymnasium id of the ``sichuan_env.gym`` entry points (once).
+
+    Returns:
+        The ids registered by this call (empty when all were registered already).
+    """
+    import gymnasium
+
+    vector = {ep.name: ep.value for ep in entry_points(group=GYM_VECTOR_GROUP)}
+    done = []
+    for ep in entry_points(group=GYM_GROUP):
+        if ep.name in gymnasium.registry:
+            continue
+        gymnasium.register(id=ep.name, entry_point=ep.value, vector_entry_point=vector.get(ep.name))
+        done.append(ep.name)
+    return done
+
+
+@functools.lru_cache(maxsize=1)
+def agent_resolver() -> Callable[[str, int | None], Any]:
+    """The installed ``(spec, seed) -> agent`` resolver (entry point ``sichuan_env.resolvers``).
+
+    Raises:
+        ValueError: when no installed distribution declares one (a bare source
+            tree that was never ``pip install``-ed).
+    """
+    found = [ep for ep in entry_points(group=RESOLVER_GROUP) if ep.name == "agent"]
+    if not found:
+        raise ValueError(
+            "no agent resolver is installed (entry point group "
+            f"{RESOLVER_GROUP!r}, name 'agent'): pip install sichuan-env"
+        )
+    return found[0].load()

@@ -1,0 +1,1 @@
+"""Belief-model training: the training loop, its baselines and its report."""

@@ -1,0 +1,1 @@
+"""The opponent-modelling dataset: schema, reader, torch dataset and generator."""

@@ -1,0 +1,1 @@
+"""Policy training: behaviour cloning, PPO (local or on Ray), search labels and distillation."""

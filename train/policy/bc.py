@@ -1,0 +1,306 @@
+"""Behaviour cloning: a ``PolicyNet`` learns to pick the actions of any registered agent.
+
+    python -m sichuan_env.train.policy.bc --teacher heuristic --run runs/bc --minutes 25
+
+The teacher plays all four seats of a ``VectorEnv``; its decisions are
+streamed in chunks (``--envs`` x ``--chunk-steps`` steps), each chunk trained
+on for ``--passes`` passes and then dropped, so memory stays flat however
+long the run. Decisions with a single legal action teach nothing and are
+skipped. A validation set of ``--val-decisions`` decisions comes from hands
+of another seed (never trained on); after every epoch (``--chunks`` chunks)
+the run logs the held-out accuracy and loss to ``run/metrics.jsonl`` (and
+TensorBoard with ``--tensorboard``), saves ``run/last.pt`` (+ JSON) and, when
+the held-out accuracy improved, ``run/best.pt``. ``--resume`` continues a run
+from ``run/last.pt`` and ``run/state.pt`` (fresh hands, seeded by the epoch).
+The run stops after ``--epochs`` epochs or ``--minutes`` minutes.
+
+Expert iteration: the teacher may be a search agent that reads the engine
+state (``--teacher search``, ``sichuan_env.agents.search.agent``); ``--init CHECKPOINT``
+starts from a trained policy (its architecture and weights) instead of a
+fresh network, so the search's improvements are distilled into it::
+
+    python -m sichuan_env.train.policy.bc --teacher search --init agents/checkpoints/ppo.pt --run runs/expert --lr 1e-4
+"""
+
+from __future__ import annotations
+
+# numba's OpenMP threads spin after each parallel region and starve torch's (measured: 10x
+# slower training); passive waiting must be set before either library loads OpenMP.
+import argparse
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from sichuan_env.agents.base import Agent
+from sichuan_env.agents.nn.policy import PolicyConfig, PolicyNet, masked_logits
+from sichuan_env.agents.nn.torch_agent import load_network
+from sichuan_env.agents.registry import make_agent
+from sichuan_env.train.common import MetricLog, command_line, git_commit, load_run, save_run, setup
+
+from sichuan_env import PRESETS, RuleConfig
+from sichuan_env.envs.vector import VectorEnv
+
+
+def teacher_stream(
+    teacher: Agent, venv: VectorEnv, steps: int
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Chunks ``(obs, masks, actions)`` of the teacher's decisions with 2+ legal actions.
+
+    Each chunk is ``steps`` steps of every slot of ``venv`` (reset first);
+    the stream is endless, the env's hands continuing across chunks.
+    """
+    obs, mask, _ = venv.reset()
+    while True:
+        o_buf, m_buf, a_buf = [], [], []
+        for _ in range(steps):
+            if getattr(teacher, "reads_state", False):  # a search teacher (expert iteration)
+                actions = teacher.act_states(
+                    venv.states_of(np.arange(venv.num_envs)), mask, venv.rules
+                )
+            else:
+                same = teacher.obs_version == venv.obs_version
+                teach_obs = obs if same else venv.observe(teacher.obs_version)
+                actions = teacher.act_batch(teach_obs, mask)
+            keep = mask.sum(axis=1) > 1
+            o_buf.append(obs[keep].copy())
+            m_buf.append(mask[keep])
+            a_buf.append(actions[keep])
+            obs, mask, _, _, _, _ = venv.step(actions)
+        yield np.concatenate(o_buf), np.concatenate(m_buf), np.concatenate(a_buf)
+
+
+def bc_loss(
+    net: PolicyNet,
+    obs: torch.Tensor,
+    masks: torch.Tensor,
+    actions: torch.Tensor,
+    aux: torch.Tensor | None = None,
+    prior: torch.Tensor | None = None,
+):
+    """``(cross-entropy of the masked policy, accuracy)`` of a batch."""
+    logits = masked_logits(net.logits(obs, aux, masks, prior), masks)
+    loss = F.cross_entropy(logits, actions)
+    acc = (logits.argmax(dim=1) == actions).float().mean()
+    return loss, acc
+
+
+def fit_chunk(
+    net: PolicyNet,
+    opt: torch.optim.Optimizer,
+    data: tuple[np.ndarray, np.ndarray, np.ndarray],
+    batch: int,
+    passes: int,
+    rng: np.random.Generator,
+) -> tuple[float, float, int]:
+    """Train on one chunk; returns ``(mean loss, mean accuracy, samples seen)``."""
+    obs, masks, actions = (torch.from_numpy(x) for x in data)
+    aux = net.aux_of(obs)  # computed once per chunk, not once per pass
+    prior = net.prior_of(obs, masks)
+    n = len(actions)
+    losses, accs, seen = [], [], 0
+    net.train()
+    for _ in range(passes):
+        order = torch.from_numpy(rng.permutation(n))
+        for lo in range(0, n, batch):
+            idx = order[lo : lo + batch]
+            loss, acc = bc_loss(
+                net, obs[idx], masks[idx], actions[idx],
+                None if aux is None else aux[idx], None if prior is None else prior[idx],
+            )  # fmt: skip
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            opt.step()
+            losses.append(loss.item())
+            accs.append(acc.item())
+            seen += len(idx)
+    return float(np.mean(losses)), float(np.mean(accs)), seen
+
+
+@torch.no_grad()
+def evaluate(
+    net: PolicyNet, data: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> tuple[float, float]:
+    """``(loss, accuracy)`` on held-out decisions."""
+    net.eval()
+    obs, masks, actions = (torch.from_numpy(x) for x in data)
+    aux = net.aux_of(obs)
+    total_loss, correct = 0.0, 0.0
+    for lo in range(0, len(actions), 4096):
+        s = slice(lo, lo + 4096)
+        loss, acc = bc_loss(net, obs[s], masks[s], actions[s], None if aux is None else aux[s])
+        total_loss += loss.item() * len(actions[s])
+        correct += acc.item() * len(actions[s])
+    net.train()
+    return total_loss / len(actions), correct / len(actions)
+
+
+def collect_validation(
+    teacher: Agent, rules: RuleConfig, n: int, seed: int, envs: int = 64
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``n`` held-out decisions from hands of seed ``seed``, drawn from every stage of a hand.
+
+    The stream's hands all start together, so its first chunk holds only
+    opening decisions; chunks of 256 steps (longer than a hand) are drawn
+    until there are ``4 n`` decisions, then ``n`` of them picked at random.
+    """
+    stream = teacher_stream(teacher, VectorEnv(envs, rules=rules, seed=seed), 256)
+    parts, got = [], 0
+    while got < 4 * n:
+        part = next(stream)
+        parts.append(part)
+        got += len(part[2])
+    pick = np.sort(np.random.default_rng(seed).choice(got, size=n, replace=False))
+    return tuple(np.concatenate([p[k] for p in parts])[pick] for k in range(3))  # type: ignore[return-value]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line parser."""
+    p = argparse.ArgumentParser(
+        prog="sichuan_env.train.policy.bc",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--teacher", default="heuristic", help="registered agent name or checkpoint")
+    p.add_argument("--run", type=Path, default=Path("runs/bc"), help="run directory")
+    p.add_argument("--preset", default="xuezhan", choices=sorted(PRESETS))
+    p.add_argument("--envs", type=int, default=256, help="hands stepped together")
+    p.add_argument("--chunk-steps", type=int, default=64, help="steps per streamed chunk")
+    p.add_argument("--chunks", type=int, default=8, help="chunks per epoch")
+    p.add_argument("--passes", type=int, default=2, help="training passes over each chunk")
+    p.add_argument("--epochs", type=int, default=1000)
+    p.add_argument("--minutes", type=float, default=25.0, help="wall-clock budget")
+    p.add_argument("--batch", type=int, default=512)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--hidden", type=int, default=PolicyConfig.hidden)
+    p.add_argument("--layers", type=int, default=PolicyConfig.layers)
+    p.add_argument("--arch", default="mlp", choices=("mlp", "conv"))
+    p.add_argument("--aux", action="store_true", help="also read the shanten/ukeire features")
+    p.add_argument("--prior", action="store_true", help="add the heuristic's choice to the logits")
+    p.add_argument("--val-decisions", type=int, default=20000)
+    p.add_argument("--threads", type=int, default=2, help="torch threads")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--resume", action="store_true", help="continue run/last.pt")
+    p.add_argument(
+        "--init", type=Path, default=None, help="start from this policy checkpoint (.pt + .json)"
+    )
+    p.add_argument(
+        "--search-samples",
+        type=int,
+        default=None,
+        help="rollouts per candidate of a search teacher",
+    )
+    p.add_argument("--tensorboard", action="store_true", help="also log to run/tb")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Run behaviour cloning; returns the last metrics row."""
+    p = build_parser()
+    args = p.parse_args(argv)
+    for name in ("envs", "chunk_steps", "chunks", "passes", "epochs", "batch", "val_decisions"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be >= 1")
+    if args.seed < 0 or args.threads < 1 or not args.lr > 0 or not args.minutes > 0:
+        p.error("--seed must be >= 0, --threads >= 1, --lr and --minutes > 0")
+    if args.resume and args.init is not None:
+        p.error("--init starts a new run; --resume continues one: give one of them")
+    try:
+        teacher = make_agent(args.teacher, seed=args.seed)
+    except ValueError as exc:
+        p.error(f"--teacher: {exc}")
+    if args.search_samples is not None:
+        if not getattr(teacher, "reads_state", False) or not hasattr(teacher, "samples"):
+            p.error("--search-samples is for a search teacher (--teacher search)")
+        if not 1 <= args.search_samples <= 4096:
+            p.error("--search-samples must be in 1..4096")
+        teacher.samples = args.search_samples
+    init = None
+    if args.init is not None:
+        try:
+            init, _ = load_network(args.init)
+        except (OSError, ValueError) as exc:
+            p.error(f"--init: {exc}")
+    setup(args.threads, args.seed)
+    rules = RuleConfig.preset(args.preset)
+
+    def make_opt(net: PolicyNet) -> torch.optim.Optimizer:
+        return torch.optim.Adam(net.parameters(), lr=args.lr)
+
+    if args.resume:
+        net, opt, counters, _ = load_run(args.run, make_opt)
+    else:
+        arch = {"arch": args.arch, "hidden": args.hidden, "layers": args.layers}
+        net = init or PolicyNet(PolicyConfig(**arch, aux=args.aux, prior=args.prior))
+        net.train()
+        opt = make_opt(net)
+        counters = {"epoch": 0, "samples": 0, "decisions": 0, "wall_clock_s": 0.0, "best_acc": 0.0}
+    log = MetricLog(args.run / "metrics.jsonl", args.run / "tb" if args.tensorboard else None)
+    val = collect_validation(teacher, rules, args.val_decisions, args.seed + 10**9)
+    venv = VectorEnv(args.envs, rules=rules, seed=args.seed + 7919 * (counters["epoch"] + 1))
+    stream = teacher_stream(teacher, venv, args.chunk_steps)
+    rng = np.random.default_rng(args.seed + counters["epoch"])
+    t0, base_clock = time.time(), counters["wall_clock_s"]
+    meta = {
+        "rules": rules.to_dict(),
+        "method": "bc",
+        "teacher": args.teacher,
+        "init": None if args.init is None else str(args.init),
+        "command": command_line("sichuan_env.train.policy.bc"),
+        "commit": git_commit(),
+    }
+    row: dict = {}
+    columns = (TextColumn("bc epoch {task.completed:.0f}"), BarColumn(), TextColumn("{task.fields[info]}"), TimeElapsedColumn())  # fmt: skip
+    with Progress(*columns, disable=args.quiet, transient=False) as bar:
+        task = bar.add_task("bc", total=args.epochs, completed=counters["epoch"], info="")
+        while counters["epoch"] < args.epochs and time.time() - t0 < args.minutes * 60:
+            t_gen = t_fit = 0.0
+            losses, accs = [], []
+            for _ in range(args.chunks):
+                ta = time.time()
+                chunk = next(stream)
+                tb = time.time()
+                loss, acc, seen = fit_chunk(net, opt, chunk, args.batch, args.passes, rng)
+                t_fit += time.time() - tb
+                t_gen += tb - ta
+                losses.append(loss)
+                accs.append(acc)
+                counters["samples"] += seen
+                counters["decisions"] += len(chunk[2])
+            val_loss, val_acc = evaluate(net, val)
+            counters["epoch"] += 1
+            counters["wall_clock_s"] = base_clock + time.time() - t0
+            row = {
+                "epoch": counters["epoch"],
+                "train_loss": float(np.mean(losses)),
+                "train_acc": float(np.mean(accs)),
+                "val_loss": val_loss,
+                "val_acc": val_acc,
+                "decisions": counters["decisions"],
+                "wall_clock_s": counters["wall_clock_s"],
+                "gen_s": t_gen,
+                "fit_s": t_fit,
+            }
+            log.write(counters["samples"], **row)
+            meta.update(
+                wall_clock_s=counters["wall_clock_s"], val_acc=val_acc, epoch=counters["epoch"]
+            )
+            save_run(args.run, net, opt, counters, meta)
+            if val_acc > counters["best_acc"]:
+                counters["best_acc"] = val_acc
+                save_run(args.run, net, opt, counters, meta, name="best")
+            info = f"val acc {val_acc:.3f} loss {val_loss:.3f} ({counters['decisions']} decisions)"
+            bar.update(task, completed=counters["epoch"], info=info)
+    log.close()
+    return row
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

@@ -1,0 +1,381 @@
+"""Masked PPO self-play on ``VectorEnv`` (one file, CleanRL style).
+
+    python -m sichuan_env.train.policy.ppo --init runs/bc/best.pt --kl-ref runs/bc/best.pt --run runs/ppo --minutes 60
+
+**Trajectories.** Every seat of every hand is its own sequence of decisions.
+A reward that reaches a seat between two of its decisions (another seat's
+win, 退税, the settlement at the end) is added to that seat's *last*
+decision; the end of a hand terminates the trajectories of all four seats.
+Decisions with a single legal action are played but not stored (there is
+nothing to learn from them); their rewards go to the seat's previous stored
+decision. A trajectory still open at the end of a rollout is bootstrapped
+with the value of its seat's current view. Advantages are GAE per
+seat-trajectory (``gae``), with ``gamma`` (default 1: a hand is short and
+the points are what counts) and ``lam``.
+
+**Rewards** are points times ``--reward-scale`` (default 1/8: a typical
+payment is 1-8 points, a hand's swing rarely beyond +-48). A constant scale
+keeps the objective (expected points) unchanged; a log squash would not.
+
+**Opponents.** A share ``--pool-frac`` of the slots seat the learner in one
+seat (slot ``i``: seat ``i % 4``) and an opponent from the pool in the other
+three, drawn again for every hand: the heuristic with probability
+``--pool-heuristic``, else the ``--init`` policy or one of the last
+``--pool-size`` snapshots of the learner (taken every ``--snapshot-every``
+iterations). The other slots are pure self-play (all four seats learn).
+
+**Regularisers.** ``--kl-ref`` with ``--kl-coef``: a KL(pi || pi_ref) penalty
+toward a reference policy (the BC policy), so PPO improves on it instead of
+wandering off. ``--oracle-critic``: the value comes from a critic that reads
+the oracle view (hidden hands, wall) during training only; the acting policy
+reads public rows. ``--value-warmup`` iterations train only the value before
+the policy moves (a BC start has no value head).
+
+Each iteration logs to ``run/metrics.jsonl`` (TensorBoard with
+``--tensorboard``) and saves ``run/last.pt``; every ``--eval-every``
+iterations a duplicate match against three heuristics (``--eval-walls``
+walls x 4 rotations) is logged, and the best so far saved as ``run/best.pt``.
+``--resume`` continues from ``run/last.pt`` and ``run/state.pt`` (the
+snapshot pool starts again from the ``--init`` policy).
+
+``--ray ADDRESS|local --workers N`` collects on N Ray actors, each running
+this ``Collector`` on its share of the envs (``train/ppo_ray.py``); the
+update stays here.
+"""
+
+from __future__ import annotations
+
+# numba's OpenMP threads spin after each parallel region and starve torch's (measured: 10x
+# slower training); passive waiting must be set before either library loads OpenMP.
+import argparse
+import copy
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from sichuan_env.agents.base import Agent
+from sichuan_env.agents.nn.policy import AUX_SIZE, PolicyConfig, PolicyNet, masked_logits
+from sichuan_env.agents.nn.torch_agent import TorchAgent, load_network
+from sichuan_env.agents.rule_based.heuristic import HeuristicAgent
+from sichuan_env.train.common import (
+    MetricLog,
+    command_line,
+    evaluate_vs_heuristic,
+    git_commit,
+    load_reference,
+    load_run,
+    save_run,
+    setup,
+)
+from sichuan_env.train.policy.rollout import Buffer, Collector, gae
+
+from sichuan_env import PRESETS, RuleConfig
+from sichuan_env.encoding.registry import get as get_obs_version
+from sichuan_env.envs.vector import VectorEnv
+
+__all__ = ["Buffer", "Collector", "build_parser", "gae", "initial_net", "main", "ppo_update"]
+
+
+def ppo_update(
+    net: PolicyNet,
+    opt: torch.optim.Optimizer,
+    buf: Buffer,
+    args: argparse.Namespace,
+    ref: PolicyNet | None,
+    policy_on: bool,
+    rng: np.random.Generator,
+) -> dict[str, float]:
+    """PPO epochs over the buffer; returns the mean losses and diagnostics."""
+    adv_np, ret_np = buf.advantages(args.gamma, args.lam)
+    n = buf.n
+    obs = torch.from_numpy(buf.obs[:n])
+    oracle = torch.from_numpy(buf.oracle[:n]) if buf.oracle is not None else None
+    aux = torch.from_numpy(buf.aux[:n]) if buf.aux is not None else net.aux_of(obs)
+    masks = torch.from_numpy(buf.masks[:n])
+    # the heuristic's choices, once per rollout: stored by the collector for a prior learner,
+    # computed here when only the KL reference reads them (networks without a prior ignore them)
+    prior = None
+    if net.config.prior:
+        prior = torch.from_numpy(buf.prior[:n])
+    elif ref is not None and ref.config.prior:
+        prior = ref.prior_of(obs, masks)
+    cast = torch.autocast("cpu", torch.bfloat16, enabled=args.bf16)
+    actions = torch.from_numpy(buf.actions[:n])
+    old_logp = torch.from_numpy(buf.logp[:n])
+    adv = torch.from_numpy(adv_np)
+    ret = torch.from_numpy(ret_np)
+    sums: dict[str, float] = {}
+    count = 0
+    net.train()
+    for _ in range(args.epochs):
+        order = torch.from_numpy(rng.permutation(n))
+        for lo in range(0, n, args.minibatch):
+            idx = order[lo : lo + args.minibatch]
+            aux_b = None if aux is None else aux[idx]
+            prior_b = None if prior is None else prior[idx]
+            with cast:
+                logits, value = net(obs[idx], aux_b, masks[idx], prior_b)
+                if oracle is not None:
+                    value = net.oracle_value(oracle[idx])
+            logits, value = logits.float(), value.float()
+            legal = masks[idx] != 0
+            logp_all = torch.log_softmax(masked_logits(logits, masks[idx]), dim=1)
+            p_all = logp_all.exp()
+            logp = logp_all.gather(1, actions[idx, None]).squeeze(1)
+            # -inf at illegal actions: zero them before any product (0 * -inf is nan)
+            logp_all = logp_all.masked_fill(~legal, 0.0)
+            entropy = -(p_all * logp_all).sum(1).mean()
+            ratio = (logp - old_logp[idx]).exp()
+            a = adv[idx]
+            a = (a - a.mean()) / (a.std() + 1e-8) if len(idx) > 1 else a
+            pg = torch.max(-a * ratio, -a * ratio.clamp(1 - args.clip, 1 + args.clip)).mean()
+            v_loss = 0.5 * (value - ret[idx]).pow(2).mean()
+            kl_ref = torch.zeros(())
+            if ref is not None:
+                with torch.no_grad(), cast:
+                    ref_aux = aux_b if ref.config.aux else None
+                    ref_logits = ref.logits(obs[idx], ref_aux, masks[idx], prior_b)
+                    ref_logits = masked_logits(ref_logits.float(), masks[idx])
+                    ref_logp = torch.log_softmax(ref_logits, 1).masked_fill(~legal, 0.0)
+                kl_ref = (p_all * (logp_all - ref_logp)).sum(1).mean()
+            loss = args.vf_coef * v_loss
+            if policy_on:
+                loss = loss + pg - args.ent_coef * entropy + args.kl_coef * kl_ref
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+            opt.step()
+            with torch.no_grad():
+                approx_kl = ((ratio - 1) - (logp - old_logp[idx])).mean()
+                clipfrac = ((ratio - 1).abs() > args.clip).float().mean()
+            for key, val in (
+                ("pg_loss", pg), ("v_loss", v_loss), ("entropy", entropy), ("kl_ref", kl_ref),
+                ("approx_kl", approx_kl), ("clipfrac", clipfrac),
+            ):  # fmt: skip
+                sums[key] = sums.get(key, 0.0) + float(val.detach())
+            count += 1
+    out = {k: v / max(count, 1) for k, v in sums.items()}
+    out["adv_mean"] = float(adv_np.mean()) if n else 0.0
+    out["return_mean"] = float(ret_np.mean()) if n else 0.0
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line parser."""
+    p = argparse.ArgumentParser(
+        prog="sichuan_env.train.policy.ppo",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    a = p.add_argument
+    a("--run", type=Path, default=Path("runs/ppo"), help="run directory")
+    a("--init", type=Path, default=None, help="start from this checkpoint (e.g. the BC policy)")
+    a("--kl-ref", type=Path, default=None, help="KL penalty toward this checkpoint's policy")
+    a("--kl-coef", type=float, default=0.05)
+    a("--oracle-critic", action="store_true", help="value from the oracle view (training only)")
+    a("--preset", default="xuezhan", choices=sorted(PRESETS))
+    a("--envs", type=int, default=256)
+    a("--steps", type=int, default=32, help="steps of every slot per rollout")
+    a("--iterations", type=int, default=10**6)
+    a("--minutes", type=float, default=60.0, help="wall-clock budget")
+    a("--epochs", type=int, default=2, help="PPO epochs per rollout")
+    a("--minibatch", type=int, default=1024)
+    a("--lr", type=float, default=1e-4)
+    a("--gamma", type=float, default=1.0)
+    a("--lam", type=float, default=0.95)
+    a("--clip", type=float, default=0.2)
+    a("--ent-coef", type=float, default=0.003)
+    a("--vf-coef", type=float, default=0.5)
+    a("--max-grad-norm", type=float, default=0.5)
+    a("--reward-scale", type=float, default=0.125)
+    a("--value-warmup", type=int, default=0, help="iterations that train the value only")
+    a("--pool-frac", type=float, default=0.5, help="share of slots playing the pool")
+    a("--pool-heuristic", type=float, default=0.5, help="chance a pool opponent is the heuristic")
+    a("--pool-size", type=int, default=4, help="learner snapshots kept in the pool")
+    a("--snapshot-every", type=int, default=50, help="iterations between snapshots")
+    a("--eval-every", type=int, default=100, help="iterations between evaluations (0: never)")
+    a("--eval-walls", type=int, default=100)
+    a("--hidden", type=int, default=PolicyConfig.hidden)
+    a("--layers", type=int, default=PolicyConfig.layers)
+    a("--aux", action="store_true", help="read the shanten/ukeire features (without --init)")
+    a(
+        "--prior",
+        action="store_true",
+        help="add the heuristic's choice to the logits (also with --init)",
+    )
+    a("--bf16", action="store_true", help="bfloat16 autocast of forward passes (AMX / AVX512-BF16 CPUs)")  # fmt: skip
+    a("--prior-gain", type=float, default=None, help="set the prior's gain at the start (with --init)")  # fmt: skip
+    a("--kl-ref-gain", type=float, default=None, help="set the --kl-ref network's prior gain")  # fmt: skip
+    a("--threads", type=int, default=2, help="torch threads")
+    a("--seed", type=int, default=0)
+    a("--resume", action="store_true")
+    a("--tensorboard", action="store_true")
+    a("--quiet", action="store_true")
+    a("--ray", default=None, metavar="ADDRESS", help="rollouts on Ray workers ('local' or host:port)")  # fmt: skip
+    a("--workers", type=int, default=2, help="Ray rollout workers (with --ray; envs split)")
+    return p
+
+
+def _check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    for name in ("envs", "steps", "iterations", "epochs", "minibatch", "threads", "pool_size"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be >= 1")
+    for name in ("pool_frac", "pool_heuristic", "lam", "gamma"):
+        if not 0.0 <= getattr(args, name) <= 1.0:
+            p.error(f"--{name.replace('_', '-')} must be in [0, 1]")
+    for name in ("lr", "clip", "reward_scale", "minutes", "max_grad_norm"):
+        if not getattr(args, name) > 0:
+            p.error(f"--{name.replace('_', '-')} must be > 0")
+    if args.seed < 0 or args.kl_coef < 0 or args.ent_coef < 0 or args.value_warmup < 0:
+        p.error("--seed, --kl-coef, --ent-coef and --value-warmup must be >= 0")
+    if args.resume and args.init is not None:
+        p.error("give --resume or --init, not both")
+    if args.prior_gain is not None and args.init is None:
+        p.error("--prior-gain needs --init")
+    if args.kl_ref_gain is not None and args.kl_ref is None:
+        p.error("--kl-ref-gain needs --kl-ref")
+    if not 1 <= args.workers <= args.envs:
+        p.error("--workers must be in 1..--envs")
+
+
+def initial_net(args: argparse.Namespace) -> PolicyNet:
+    """A fresh network, or the ``--init`` checkpoint's (with a fresh oracle critic if asked)."""
+    if args.init is None:
+        cfg = PolicyConfig(
+            hidden=args.hidden, layers=args.layers, oracle_critic=args.oracle_critic, aux=args.aux,
+            prior=args.prior,
+        )  # fmt: skip
+        return PolicyNet(cfg)
+    src, _ = load_network(args.init)
+    prior = src.config.prior or args.prior
+    cfg = PolicyConfig(**{**src.config.to_dict(), "oracle_critic": args.oracle_critic, "prior": prior})  # fmt: skip
+    net = PolicyNet(cfg)
+    state = {k: v for k, v in src.state_dict().items() if not k.startswith("critic.")}
+    missing, _ = net.load_state_dict(state, strict=False)
+    if any(not (k.startswith("critic.") or k == "prior_gain") for k in missing):
+        raise ValueError(f"--init {args.init}: tensors missing {missing[:5]}")
+    if args.prior_gain is not None:
+        if net.prior_gain is None:
+            raise ValueError("--prior-gain: the network has no prior (add --prior)")
+        with torch.no_grad():
+            net.prior_gain.fill_(args.prior_gain)
+    return net.train()
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Train; returns the last metrics row."""
+    p = build_parser()
+    args = p.parse_args(argv)
+    _check_args(p, args)
+    setup(args.threads, args.seed)
+    rules = RuleConfig.preset(args.preset)
+
+    def make_opt(net: PolicyNet) -> torch.optim.Optimizer:
+        return torch.optim.Adam(net.parameters(), lr=args.lr, eps=1e-5)
+
+    try:
+        if args.resume:
+            net, opt, counters, _ = load_run(args.run, make_opt)
+        else:
+            net = initial_net(args)
+            opt = make_opt(net)
+            counters = {"iteration": 0, "decisions": 0, "wall_clock_s": 0.0, "best_eval": -1e9}
+        ref = load_reference(args.kl_ref) if args.kl_ref is not None else None
+        if ref is not None and args.kl_ref_gain is not None:
+            if ref.prior_gain is None:
+                raise ValueError("--kl-ref-gain: the --kl-ref network has no prior")
+            ref.prior_gain.fill_(args.kl_ref_gain)  # frozen: no gradient to record
+        pool_base = load_reference(args.init) if args.init is not None else None
+    except ValueError as exc:
+        p.error(str(exc))
+    pool: list[tuple[str, Agent]] = [("heuristic", HeuristicAgent())]
+    if pool_base is not None:
+        pool.append(("init", TorchAgent(pool_base, name="init")))
+    snapshots: list[tuple[str, Agent]] = []
+    env_seed, coll_seed = args.seed + 7919 * (counters["iteration"] + 1), args.seed + counters["iteration"]  # fmt: skip
+    if args.ray is None:
+        venv = VectorEnv(args.envs, rules=rules, seed=env_seed, oracle=net.config.oracle_critic)
+        coll = Collector(
+            net, venv, pool, args.pool_frac, args.pool_heuristic, args.reward_scale, coll_seed,
+            bf16=args.bf16,
+        )  # fmt: skip
+    else:  # the same Collector on Ray actors, each with a share of the envs
+        from sichuan_env.agents.eval.distributed import RayMissingError
+        from sichuan_env.train.policy.ppo_ray import RayRollouts
+
+        try:
+            coll = RayRollouts(net, rules, pool, args, env_seed=env_seed, seed=coll_seed)
+        except RayMissingError as exc:
+            p.error(str(exc))
+    oracle_rows = get_obs_version(1).shape(True)[0] if net.config.oracle_critic else 0
+    buf = Buffer(
+        args.envs * args.steps, net.config.public_rows, oracle_rows, AUX_SIZE if net.config.aux else 0
+    )  # fmt: skip
+    rng = np.random.default_rng(args.seed + counters["iteration"])
+    log = MetricLog(args.run / "metrics.jsonl", args.run / "tb" if args.tensorboard else None)
+    meta = {"rules": rules.to_dict(), "method": "ppo", "command": command_line("sichuan_env.train.policy.ppo"), "commit": git_commit()}  # fmt: skip
+    t_start, base_clock, start_iter = time.time(), counters["wall_clock_s"], counters["iteration"]
+    row: dict = {}
+    columns = (TextColumn("ppo it {task.completed:.0f}"), BarColumn(), TextColumn("{task.fields[info]}"), TimeElapsedColumn())  # fmt: skip
+    with Progress(*columns, disable=args.quiet) as bar:
+        task = bar.add_task("ppo", total=args.iterations, completed=start_iter, info="")
+        while counters["iteration"] < args.iterations and time.time() - t_start < args.minutes * 60:
+            it = counters["iteration"]
+            t0 = time.perf_counter()
+            coll.collect(args.steps, buf)
+            t1 = time.perf_counter()
+            policy_on = it - start_iter >= args.value_warmup or args.resume
+            stats = ppo_update(net, opt, buf, args, ref, policy_on, rng)
+            t2 = time.perf_counter()
+            counters["iteration"] = it + 1
+            counters["decisions"] += args.envs * args.steps
+            counters["wall_clock_s"] = base_clock + time.time() - t_start
+            row = {
+                "iteration": it + 1,
+                **stats,
+                "stored": buf.n,
+                "decisions_per_s": args.envs * args.steps / (t2 - t0),
+                "collect_s": t1 - t0,
+                "learn_s": t2 - t1,
+                "env_share": coll.stats["t_env"] / max(t2 - t0, 1e-9),
+                "wall_clock_s": counters["wall_clock_s"],
+            }
+            coll.stats.update(t_env=0.0, t_policy=0.0, t_opp=0.0)
+            for name, pts in coll.hand_points.items():
+                if pts:
+                    row[f"vs_{name}_points"] = float(np.mean(pts))
+                    row[f"vs_{name}_hands"] = len(pts)
+                    pts.clear()
+            if args.snapshot_every and (it + 1) % args.snapshot_every == 0:
+                snap = copy.deepcopy(net).eval()
+                for q in snap.parameters():
+                    q.requires_grad_(False)
+                snapshots = [*snapshots, ("snapshot", TorchAgent(snap, name="snapshot"))][-args.pool_size :]  # fmt: skip
+                coll.pool = pool + snapshots
+                coll.hand_points = {name: [] for name, _ in coll.pool}
+            meta.update(wall_clock_s=counters["wall_clock_s"], iteration=it + 1)
+            if args.eval_every and (it + 1) % args.eval_every == 0:
+                ev = evaluate_vs_heuristic(net, args.eval_walls, rules)
+                row.update(ev)
+                meta.update(ev)
+                if ev["eval_points_per_hand"] > counters["best_eval"]:
+                    counters["best_eval"] = ev["eval_points_per_hand"]
+                    save_run(args.run, net, opt, counters, meta, name="best")
+            log.write(counters["decisions"], **row)
+            save_run(args.run, net, opt, counters, meta)
+            info = f"{row['decisions_per_s']:.0f} dec/s kl_ref {stats.get('kl_ref', 0):.3f}"
+            if "eval_points_per_hand" in row:
+                info += f" eval {row['eval_points_per_hand']:+.3f}"
+            bar.update(task, completed=it + 1, info=info)
+    log.close()
+    if args.ray is not None:
+        coll.close()
+    return row
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

@@ -1,0 +1,249 @@
+"""PPO's rollouts: seat-trajectories in a flat buffer, the collector, and GAE over them.
+
+``sichuan_env.train.policy.ppo`` explains the bookkeeping (its docstring's *Trajectories* and
+*Opponents*); this module holds the parts a rollout worker needs without the
+update (``sichuan_env.train.policy.ppo_ray`` runs the same ``Collector`` on Ray actors):
+
+- ``gae``: advantages over seat-trajectories linked by ``next_idx``;
+- ``Buffer``: one rollout's stored decisions;
+- ``Collector``: plays ``VectorEnv`` hands with the learner and the pool and
+  credits every reward to the receiving seat's last stored decision.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+from sichuan_env.agents.base import Agent
+from sichuan_env.agents.nn.policy import PolicyNet, masked_logits
+
+from sichuan_env._jit import njit
+from sichuan_env.encoding.registry import get as get_obs_version
+from sichuan_env.envs.vector import VectorEnv
+from sichuan_env.rules.config import kernel_rules
+
+
+@njit
+def gae(rewards, values, dones, next_idx, boot, gamma, lam, adv, ret) -> None:
+    """GAE over seat-trajectories stored in one flat buffer (every array of length n).
+
+    Decision ``k`` is followed in its trajectory by ``next_idx[k]`` (> k), or
+    ends the trajectory: terminally (``dones[k]``: the hand ended) or open
+    (bootstrapped with ``boot[k]``). Writes ``adv`` and ``ret = adv + values``.
+    """
+    for k in range(rewards.shape[0] - 1, -1, -1):
+        nxt = next_idx[k]
+        if dones[k]:
+            next_value = 0.0
+            next_adv = 0.0
+        elif nxt >= 0:
+            next_value = values[nxt]
+            next_adv = adv[nxt]
+        else:
+            next_value = boot[k]
+            next_adv = 0.0
+        delta = rewards[k] + gamma * next_value - values[k]
+        adv[k] = delta + gamma * lam * next_adv
+        ret[k] = adv[k] + values[k]
+
+
+class Buffer:
+    """The stored decisions of one rollout (at most ``cap``), linked into seat-trajectories."""
+
+    def __init__(self, cap: int, rows: int, oracle_rows: int, aux: int = 0) -> None:
+        self.obs = np.zeros((cap, rows, 27), dtype=np.uint8)
+        self.aux = np.zeros((cap, aux), dtype=np.float32) if aux else None
+        self.oracle = np.zeros((cap, oracle_rows, 27), dtype=np.uint8) if oracle_rows else None
+        self.masks = np.zeros((cap, 88), dtype=np.int8)
+        self.prior = np.full(cap, -1, dtype=np.int64)
+        self.actions = np.zeros(cap, dtype=np.int64)
+        self.logp = np.zeros(cap, dtype=np.float32)
+        self.values = np.zeros(cap, dtype=np.float32)
+        self.rewards = np.zeros(cap, dtype=np.float32)
+        self.dones = np.zeros(cap, dtype=np.bool_)
+        self.next_idx = np.full(cap, -1, dtype=np.int64)
+        self.boot = np.zeros(cap, dtype=np.float32)
+        self.n = 0
+
+    def clear(self) -> None:
+        """Forget every decision."""
+        self.rewards[:] = 0
+        self.dones[:] = False
+        self.next_idx[:] = -1
+        self.boot[:] = 0
+        self.n = 0
+
+    FIELDS = (
+        "obs", "aux", "oracle", "masks", "prior", "actions", "logp", "values", "rewards",
+        "dones", "next_idx", "boot",
+    )  # fmt: skip
+    """The per-decision arrays (``aux`` and ``oracle`` may be None)."""
+
+    def advantages(self, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(advantages, returns)`` of the stored decisions."""
+        n = self.n
+        adv = np.zeros(n, dtype=np.float32)
+        ret = np.zeros(n, dtype=np.float32)
+        gae(
+            self.rewards[:n], self.values[:n], self.dones[:n], self.next_idx[:n], self.boot[:n],
+            np.float32(gamma), np.float32(lam), adv, ret,
+        )  # fmt: skip
+        return adv, ret
+
+
+class Collector:
+    """Plays ``VectorEnv`` hands with the learner and the pool, filling a ``Buffer``.
+
+    Args:
+        net: the learner.
+        venv: the env (``oracle=True`` when the net has an oracle critic).
+        pool: opponents ``[(name, agent)]``; may be empty when ``pool_frac`` is 0.
+        pool_frac: share of slots where the learner plays one seat against the pool.
+        pool_heuristic: probability that a pool slot's opponent is the heuristic
+            (``pool[0]`` must then be it); the rest is uniform over the others.
+        reward_scale: points -> reward.
+        seed: seeds the action sampling and opponent draws.
+        bf16: bfloat16 autocast of the policy's forward passes (``sichuan_env.train.policy.ppo --bf16``).
+    """
+
+    def __init__(
+        self,
+        net: PolicyNet,
+        venv: VectorEnv,
+        pool: list[tuple[str, Agent]],
+        pool_frac: float,
+        pool_heuristic: float,
+        reward_scale: float,
+        seed: int,
+        bf16: bool = False,
+    ) -> None:
+        self.net, self.venv, self.pool = net, venv, pool
+        self.reward_scale = reward_scale
+        self.pool_heuristic = pool_heuristic
+        self.rng = np.random.default_rng(seed)
+        self.gen = torch.Generator().manual_seed(seed)
+        n = venv.num_envs
+        self.rows = net.config.public_rows
+        self.oracle = net.config.oracle_critic
+        self.n_pool = round(n * pool_frac) if pool else 0
+        self.learner_seat = np.where(np.arange(n) < self.n_pool, np.arange(n) % 4, -1)
+        self.opponent = np.zeros(n, dtype=np.int64)
+        self._draw(np.arange(self.n_pool))
+        self.last = np.full((n, 4), -1, dtype=np.int64)
+        self.obs, self.mask, self.seat = venv.reset()
+        self.spec = get_obs_version(venv.obs_version)
+        self.stats = {"t_env": 0.0, "t_policy": 0.0, "t_opp": 0.0, "steps": 0}
+        self.bf16 = bf16
+        self.hand_points: dict[str, list[float]] = {name: [] for name, _ in pool}
+        self._buf_rewards = np.zeros(0, dtype=np.float32)
+        self._buf_dones = np.zeros(0, dtype=np.bool_)
+        self._acc = np.zeros(n)
+
+    def _draw(self, slots: np.ndarray) -> None:
+        if len(slots) == 0 or not self.pool:
+            return
+        k = len(self.pool)
+        heur = self.rng.random(len(slots)) < self.pool_heuristic
+        other = self.rng.integers(1, k, len(slots)) if k > 1 else np.zeros(len(slots), np.int64)
+        self.opponent[slots] = np.where(heur | (k == 1), 0, other)
+
+    @torch.no_grad()
+    def collect(self, steps: int, buf: Buffer) -> None:
+        """Play ``steps`` steps of every slot, storing the learner's decisions in ``buf``."""
+        buf.clear()
+        self._buf_rewards, self._buf_dones = buf.rewards, buf.dones
+        self.last[:] = -1
+        n = self.venv.num_envs
+        slots = np.arange(n)
+        actions = np.zeros(n, dtype=np.int64)
+        for _ in range(steps):
+            obs, mask, seat = self.obs, self.mask, self.seat
+            learner = (self.learner_seat < 0) | (self.learner_seat == seat)
+            free = mask.sum(axis=1) > 1
+            rows = np.flatnonzero(learner & free)
+            actions[:] = mask.argmax(axis=1)  # forced decisions: the only legal action
+            t0 = time.perf_counter()
+            if rows.size:
+                if buf.n + rows.size > len(buf.actions):
+                    raise ValueError("rollout buffer too small for steps x envs decisions")
+                o = torch.from_numpy(obs[rows, : self.rows])
+                m = torch.from_numpy(mask[rows])
+                aux = self.net.aux_of(o)
+                prior = self.net.prior_of(o, m)
+                with torch.autocast("cpu", torch.bfloat16, enabled=self.bf16):
+                    logits, value = self.net(o, aux, m, prior)
+                    if self.oracle:
+                        value = self.net.oracle_value(torch.from_numpy(obs[rows]))
+                logits, value = logits.float(), value.float()
+                logp_all = torch.log_softmax(masked_logits(logits, m), dim=1)
+                a = torch.multinomial(logp_all.exp(), 1, generator=self.gen).squeeze(1)
+                k = np.arange(buf.n, buf.n + rows.size)
+                buf.obs[k] = obs[rows, : self.rows]
+                if buf.oracle is not None:
+                    buf.oracle[k] = obs[rows]
+                if buf.aux is not None and aux is not None:
+                    buf.aux[k] = aux.numpy()
+                if prior is not None:
+                    buf.prior[k] = prior.numpy()
+                buf.masks[k] = mask[rows]
+                buf.actions[k] = a.numpy()
+                buf.logp[k] = logp_all.gather(1, a[:, None]).squeeze(1).numpy()
+                buf.values[k] = value.numpy()
+                prev = self.last[rows, seat[rows]]
+                linked = prev >= 0
+                buf.next_idx[prev[linked]] = k[linked]
+                self.last[rows, seat[rows]] = k
+                buf.n += rows.size
+                actions[rows] = buf.actions[k]
+            t1 = time.perf_counter()
+            opp_rows = np.flatnonzero(~learner)
+            for j, (_, agent) in enumerate(self.pool):
+                idx = opp_rows[self.opponent[opp_rows] == j]
+                if idx.size:
+                    actions[idx] = agent.act_batch(obs[idx, : self.rows], mask[idx])
+            t2 = time.perf_counter()
+            self.obs, self.mask, self.seat, rewards, done, _ = self.venv.step(actions)
+            t3 = time.perf_counter()
+            self._credit(rewards, done, slots)
+            self.stats["t_policy"] += t1 - t0
+            self.stats["t_opp"] += t2 - t1
+            self.stats["t_env"] += t3 - t2
+            self.stats["steps"] += n
+        self._bootstrap(buf)
+
+    def _credit(self, rewards: np.ndarray, done: np.ndarray, slots: np.ndarray) -> None:
+        has = self.last >= 0
+        if has.any():
+            self._buf_rewards[self.last[has]] += rewards[has] * self.reward_scale
+        pooled = self.learner_seat >= 0
+        if pooled.any():
+            mine = rewards[slots[pooled], self.learner_seat[pooled]]
+            self._acc[pooled] += mine
+        if done.any():
+            ended = np.flatnonzero(done)
+            ends = self.last[ended]
+            self._buf_dones[ends[ends >= 0]] = True
+            self.last[ended] = -1
+            for i in ended[self.learner_seat[ended] >= 0]:
+                self.hand_points[self.pool[self.opponent[i]][0]].append(self._acc[i])
+            self._acc[ended] = 0
+            self._draw(ended[self.learner_seat[ended] >= 0])
+
+    def _bootstrap(self, buf: Buffer) -> None:
+        """Values of the seats' current views for trajectories left open."""
+        open_i, open_s = np.nonzero(self.last >= 0)
+        if open_i.size == 0:
+            return
+        oracle = self.oracle
+        shape = self.spec.shape(oracle)
+        views = np.zeros((open_i.size, *shape), dtype=np.uint8)
+        states = self.venv.states.copy()
+        r = kernel_rules(self.venv.rules)
+        for j in range(open_i.size):
+            self.spec.encode_at(states, int(open_i[j]), int(open_s[j]), oracle, r, views[j])
+        with torch.no_grad():
+            v = torch.from_numpy(views)
+            value = self.net.oracle_value(v) if oracle else self.net.state_value(v[:, : self.rows])
+        buf.boot[self.last[open_i, open_s]] = value.numpy()

@@ -1,0 +1,394 @@
+"""Search distillation by advantage regression: a prior network learns where leaving the heuristic pays.
+
+A ``PolicyConfig(prior=True)`` network acts by ``argmax(l + G * onehot(h))``:
+``l`` its own logits, ``h`` the heuristic's action, ``G`` its ``prior_gain``.
+Here ``l[a] - l[h]`` is fitted (squared error) to the search's estimate of
+how many points action ``a`` gains over ``h`` (``sichuan_env.train.policy.search_labels``: the
+mean over paired rollouts, one noisy draw per row; the network learns its
+expectation given the observation). Acting then leaves the heuristic only
+for an action whose predicted gain clears ``G`` points. Legal actions that
+are not candidates (discards two shanten behind, and every alternative at
+claims and setup, taken from heuristic self-play) are pushed at least
+``--floor`` points below ``h`` (a squared hinge), so they are never chosen.
+The trunk starts from ``--init`` (a behaviour-cloned prior network); its
+policy layer starts at zero (every predicted gain 0) unless ``--keep-head``.
+
+``G`` is chosen among ``--margins`` by a duplicate match of each against
+three heuristics (``--select-walls`` walls, seed ``--select-seed``); confirm
+the choice on other seeds with ``sichuan_env.agents.eval.evaluate``. Alongside, held-out
+hands (a tenth of the label set, split by hand) give a noisy estimate: the network's choice at every held-out row is scored by that
+row's own rollout gain; their sum per hand, divided by the share of
+decisions labelled and by the four seats, estimates the points per hand a
+seat gains over the heuristic (first order: one step of policy
+improvement, the performance-difference identity), with a 95% interval
+over hands. The best held-out checkpoint
+(regression error) is the one kept.
+
+    python -m sichuan_env.train.policy.search_distill --labels runs/labels --init runs/bcp/last.pt --run runs/sd
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from sichuan_env.agents.nn.features import heuristic_choices
+from sichuan_env.agents.nn.policy import PolicyNet
+from sichuan_env.agents.nn.torch_agent import load_network
+from sichuan_env.agents.registry import make_agent
+from sichuan_env.agents.search.rollout import MAX_CANDIDATES
+from sichuan_env.train.common import MetricLog, command_line, git_commit, load_run, save_run, setup
+from sichuan_env.train.policy.bc import teacher_stream
+from sichuan_env.train.policy.search_labels import load_labels
+
+from sichuan_env import RuleConfig
+from sichuan_env.engine.actions import DISCARD, HU
+from sichuan_env.envs.vector import VectorEnv
+
+MARGINS = (0.2, 0.3, 0.5, 0.75, 1.0, 1.5)
+
+
+def anchor_rows(decisions: int, seed: int, envs: int = 256) -> dict[str, np.ndarray]:
+    """Heuristic self-play decisions that are not own-turn discards (claims, setup, wins) as single-candidate rows."""
+    teacher = make_agent("heuristic", seed=seed)
+    venv = VectorEnv(envs, seed=seed)
+    stream = teacher_stream(teacher, venv, 64)
+    obs_l, mask_l, act_l, seen = [], [], [], 0
+    while seen < decisions:
+        o, m, a = next(stream)
+        seen += len(a)
+        keep = (m[:, DISCARD : DISCARD + 27].sum(1) == 0) | (m[:, HU] == 1)
+        obs_l.append(o[keep, :83])
+        mask_l.append(m[keep])
+        act_l.append(a[keep])
+    act = np.concatenate(act_l)
+    n = len(act)
+    cands = np.full((n, MAX_CANDIDATES), -1, np.int16)
+    cands[:, 0] = act
+    zeros = np.zeros((n, MAX_CANDIDATES), np.float32)
+    return {
+        "obs": np.concatenate(obs_l), "mask": np.concatenate(mask_l).astype(np.int8),
+        "cands": cands, "gain": zeros, "se": zeros.copy(), "base": np.zeros(n, np.int8),
+        "hand": np.full(n, -1, np.int64), "seat": np.zeros(n, np.int8),
+    }  # fmt: skip
+
+
+def dense_targets(cands: np.ndarray, gain: np.ndarray, base: np.ndarray):
+    """``(is_candidate bool[N, 88], gain float32[N, 88], base_action int64[N])`` of label rows."""
+    n = len(cands)
+    c = cands.astype(np.int64)
+    ok = c >= 0
+    rows = np.repeat(np.arange(n), ok.sum(1))
+    is_c = np.zeros((n, 88), bool)
+    g = np.zeros((n, 88), np.float32)
+    is_c[rows, c[ok]] = True
+    g[rows, c[ok]] = gain[ok]
+    return is_c, g, c[np.arange(n), base.astype(np.int64)]
+
+
+def raw_logits(net: PolicyNet, obs: torch.Tensor, aux: torch.Tensor | None) -> torch.Tensor:
+    """The network's own logits, without the heuristic prior."""
+    none = torch.full((len(obs),), -1, dtype=torch.long)
+    return net.logits(obs, aux, prior=none)
+
+
+def distill_loss(net, obs, aux, mask, is_c, gain, base, floor: float, hinge_coef: float):
+    """``(loss, regression part, hinge part)`` of a batch (tensors as from ``dense_targets``)."""
+    lg = raw_logits(net, obs, aux).float()
+    diff = lg - lg.gather(1, base[:, None])
+    other = torch.ones_like(is_c)
+    other[torch.arange(len(base)), base] = False
+    reg_m = is_c & other
+    reg = ((diff - gain) ** 2)[reg_m].sum() / max(int(reg_m.sum()), 1)
+    hin_m = (mask != 0) & ~is_c
+    hinge = (torch.relu(diff + floor) ** 2)[hin_m].sum() / max(int(hin_m.sum()), 1)
+    return reg + hinge_coef * hinge, reg, hinge
+
+
+@torch.no_grad()
+def choices(net: PolicyNet, data: dict, margin: float, batch: int = 4096) -> np.ndarray:
+    """The greedy action per row with the heuristic's action boosted by ``margin`` points."""
+    out = []
+    for i in range(0, len(data["obs"]), batch):
+        sl = slice(i, i + batch)
+        lg = raw_logits(net, torch.from_numpy(data["obs"][sl]), torch.from_numpy(data["aux"][sl]))
+        lg = lg.float()
+        lg[torch.arange(len(lg)), torch.from_numpy(data["base_act"][sl])] += margin
+        lg[torch.from_numpy(data["mask"][sl] == 0)] = -float("inf")
+        out.append(lg.argmax(1).numpy())
+    return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+
+def margin_table(net: PolicyNet, val: dict, p_label: float, margins=MARGINS) -> list[dict]:
+    """Per margin: estimated points per seat-hand over the heuristic (95% CI over hands), deviation rate.
+
+    Rows come from all four seats of each held-out hand: a hand's gains are
+    summed, divided by ``p_label`` (the share of decisions labelled) and by 4
+    (seats). A first-order estimate (gains of one deviation from heuristic
+    play, off-candidate choices scored 0), noisy; the duplicate match decides.
+    ``deviation_rate`` is over the held-out labelled own-turn decisions.
+    """
+    hands, inv = np.unique(val["hand"], return_inverse=True)
+    out = []
+    for m in margins:
+        a = choices(net, val, m)
+        g = val["gain_d"][np.arange(len(a)), a]
+        off = ~val["is_c"][np.arange(len(a)), a]
+        per_hand = np.bincount(inv, weights=g, minlength=len(hands)) / (4 * p_label)
+        mean = float(per_hand.mean())
+        half = (
+            float(1.96 * per_hand.std(ddof=1) / np.sqrt(len(hands)))
+            if len(hands) > 1
+            else float("nan")
+        )
+        out.append({
+            "margin": m, "gain_per_hand": mean, "ci95": half,
+            "deviation_rate": float((a != val["base_act"]).mean()), "off_candidate": int(off.sum()),
+        })  # fmt: skip
+    return out
+
+
+def prepare(rows: dict, net: PolicyNet) -> dict:
+    """Label rows with dense targets and the network's aux features.
+
+    Raises:
+        ValueError: a row's heuristic action (``cands[base]``) is not what
+            ``HeuristicAgent`` plays on its observation and mask (rows that do not belong together).
+    """
+    is_c, g, base_act = dense_targets(rows["cands"], rows["gain"], rows["base"])
+    obs = np.ascontiguousarray(rows["obs"])
+    bad = heuristic_choices(obs, rows["mask"]) != base_act
+    if bad.any():
+        raise ValueError(
+            f"{int(bad.sum())} label rows whose heuristic action does not match their observation"
+        )
+    aux = net.aux_of(torch.from_numpy(obs)) if net.config.aux else None
+    aux_np = aux.numpy() if aux is not None else np.zeros((len(obs), 0), np.float32)
+    return {"obs": obs, "aux": aux_np, "mask": rows["mask"], "is_c": is_c, "gain_d": g,
+            "base_act": base_act, "hand": rows["hand"]}  # fmt: skip
+
+
+def _tensors(data: dict, idx: np.ndarray):
+    aux = torch.from_numpy(data["aux"][idx]) if data["aux"].shape[1] else None
+    return (
+        torch.from_numpy(data["obs"][idx]), aux, torch.from_numpy(data["mask"][idx]),
+        torch.from_numpy(data["is_c"][idx]), torch.from_numpy(data["gain_d"][idx]),
+        torch.from_numpy(data["base_act"][idx]),
+    )  # fmt: skip
+
+
+@torch.no_grad()
+def val_loss(net: PolicyNet, val: dict, floor: float, batch: int = 4096) -> float:
+    """Held-out regression error (points squared): each batch's mean over its non-base candidates, weighted by its rows.
+
+    (Batches hold 4096 rows, so this is close to the mean over all targets;
+    it picks the kept epoch, and is left as is so that runs stay reproducible.)
+    """
+    tot, n = 0.0, 0
+    for i in range(0, len(val["obs"]), batch):
+        idx = np.arange(i, min(i + batch, len(val["obs"])))
+        _, reg, _ = distill_loss(net, *_tensors(val, idx), floor, 0.0)
+        tot += float(reg) * len(idx)
+        n += len(idx)
+    return tot / max(n, 1)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m sichuan_env.train.policy.search_distill``."""
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], prog="sichuan_env.train.policy.search_distill"
+    )
+    p.add_argument(
+        "--labels",
+        type=Path,
+        required=True,
+        help="sichuan_env.train.policy.search_labels directory",
+    )
+    p.add_argument("--init", type=Path, help="a prior network checkpoint to start from")
+    p.add_argument("--run", type=Path, required=True, help="output directory")
+    p.add_argument("--resume", action="store_true", help="continue the run in --run")
+    p.add_argument("--epochs", type=int, default=12)
+    p.add_argument("--minutes", type=float, default=60.0, help="stop after this long")
+    p.add_argument("--batch", type=int, default=512)
+    p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument(
+        "--floor", type=float, default=1.0, help="non-candidates this far below (points)"
+    )
+    p.add_argument("--hinge-coef", type=float, default=1.0)
+    p.add_argument("--keep-head", action="store_true", help="keep --init's policy layer (default: zeroed, every predicted gain 0)")  # fmt: skip
+    p.add_argument("--anchor-decisions", type=int, default=300_000, help="self-play decisions scanned for claim/setup rows")  # fmt: skip
+    p.add_argument(
+        "--val-mod", type=int, default=10, help="hands with index %% MOD == 0 are held out"
+    )
+    p.add_argument("--margins", type=float, nargs="+", default=list(MARGINS), help="prior gains (points) to choose from")  # fmt: skip
+    p.add_argument("--select-walls", type=int, default=2500, help="duplicate walls per margin (0: choose by the held-out estimate)")  # fmt: skip
+    p.add_argument("--select-seed", type=int, default=100)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--seed", type=int, default=0)
+    return p
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Fit, pick the margin on held-out hands, save ``RUN/distilled.pt``; returns the report."""
+    p = build_parser()
+    args = p.parse_args(argv)
+    for name in ("epochs", "batch", "anchor_decisions", "threads"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be >= 1")
+    if not 0 <= args.select_walls <= 100_000 or args.select_seed < 0:
+        p.error("--select-walls must be in 0..100000 and --select-seed >= 0")
+    if args.val_mod < 2 or args.seed < 0 or not args.lr > 0 or not args.minutes > 0:
+        p.error("--val-mod must be >= 2, --seed >= 0, --lr and --minutes > 0")
+    if not all(math.isfinite(v) and v >= 0 for v in (args.floor, args.hinge_coef, *args.margins)):
+        p.error("--floor, --hinge-coef and --margins must be finite and >= 0")
+    if not (math.isfinite(args.lr) and math.isfinite(args.minutes)):
+        p.error("--lr and --minutes must be finite")
+    if (args.init is None) == (not args.resume):
+        p.error("give --init to start a run or --resume to continue one (not both)")
+    meta_path = args.labels / "meta.json"
+    try:
+        rows = load_labels(args.labels)
+        label_meta = json.loads(meta_path.read_text())
+        p_label = float(label_meta["settings"]["p_label"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        p.error(f"--labels: {exc}")
+    if not 0 < p_label <= 1:
+        p.error(f"--labels: p_label {p_label} in {meta_path} is not in (0, 1]")
+    setup(args.threads, args.seed)
+
+    def make_opt(net: PolicyNet) -> torch.optim.Optimizer:
+        return torch.optim.Adam(
+            [q for n, q in net.named_parameters() if n != "prior_gain"], lr=args.lr
+        )
+
+    init = str(args.init)
+    if args.resume:
+        try:
+            net, opt, counters, doc = load_run(args.run, make_opt)
+        except (OSError, ValueError) as exc:
+            p.error(f"--resume: {exc}")
+        for name, now in (("labels", str(args.labels)), ("val_mod", args.val_mod)):
+            if doc.get(name) != now:
+                p.error(f"--resume: the run used {name} {doc.get(name)!r}, not {now!r}")
+        init = str(doc.get("init"))
+        if not (isinstance(counters, dict) and all(isinstance(counters.get(k), (int, float))
+                for k in ("epoch", "samples", "wall_clock_s", "best_val"))):  # fmt: skip
+            p.error(f"--resume: {args.run / 'state.pt'} holds no valid counters")
+    else:
+        try:
+            net, _ = load_network(args.init)
+        except (OSError, ValueError) as exc:
+            p.error(f"--init: {exc}")
+        if not net.config.prior:
+            p.error("--init must be a prior network (sichuan_env.train.policy.bc --prior)")
+        if not args.keep_head:
+            with torch.no_grad():
+                net.policy.weight.zero_()
+                net.policy.bias.zero_()
+        net.train()
+        opt = make_opt(net)
+        counters = {"epoch": 0, "samples": 0, "wall_clock_s": 0.0, "best_val": float("inf")}
+    args.run.mkdir(parents=True, exist_ok=True)
+    is_val = rows["hand"] % args.val_mod == 0
+    train_rows = {k: v[~is_val] for k, v in rows.items()}
+    anchor = anchor_rows(args.anchor_decisions, args.seed + 17)
+    train_rows = {k: np.concatenate([train_rows[k], anchor[k]]) for k in train_rows}
+    train = prepare(train_rows, net)
+    val = prepare({k: v[is_val] for k, v in rows.items()}, net)
+    log = MetricLog(args.run / "metrics.jsonl")
+    meta = {"rules": RuleConfig().to_dict(), "method": "search_distill", "init": init,
+            "labels": str(args.labels), "val_mod": args.val_mod, "label_settings": label_meta["settings"],
+            "label_rows": len(rows["hand"]), "command": command_line("sichuan_env.train.policy.search_distill"),
+            "commit": git_commit()}  # fmt: skip
+    rng = np.random.default_rng(args.seed + counters["epoch"])
+    t0, base_clock = time.time(), counters["wall_clock_s"]
+    from rich.progress import track
+
+    while counters["epoch"] < args.epochs and time.time() - t0 < args.minutes * 60:
+        order = rng.permutation(len(train["obs"]))
+        regs, hinges = [], []
+        steps = range(0, len(order), args.batch)
+        for i in track(steps, description=f"distill epoch {counters['epoch'] + 1}"):
+            loss, reg, hinge = distill_loss(net, *_tensors(train, order[i : i + args.batch]),
+                                            args.floor, args.hinge_coef)  # fmt: skip
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            regs.append(float(reg.detach()))
+            hinges.append(float(hinge.detach()))
+        counters["samples"] += len(order)
+        counters["epoch"] += 1
+        counters["wall_clock_s"] = base_clock + time.time() - t0
+        net.eval()
+        vl = val_loss(net, val, args.floor)
+        table = margin_table(net, val, p_label, args.margins)
+        net.train()
+        best = max(table, key=lambda r: r["gain_per_hand"])
+        row = {"epoch": counters["epoch"], "train_reg": float(np.mean(regs)),
+               "train_hinge": float(np.mean(hinges)), "val_reg": vl,
+               "best_margin": best["margin"], "val_gain_per_hand": best["gain_per_hand"],
+               "val_ci95": best["ci95"], "wall_clock_s": counters["wall_clock_s"]}  # fmt: skip
+        log.write(counters["samples"], **row)
+        print(json.dumps(row))
+        meta.update(wall_clock_s=counters["wall_clock_s"], epoch=counters["epoch"])
+        save_run(args.run, net, opt, counters, meta)
+        if vl < counters["best_val"]:
+            counters["best_val"] = vl
+            save_run(args.run, net, opt, counters, meta, name="best")
+    return finish(args, val, p_label, meta)
+
+
+def finish(args: argparse.Namespace, val: dict, p_label: float, meta: dict) -> dict:
+    """Pick the margin for the best (lowest held-out error) checkpoint and save ``distilled.pt``.
+
+    Each margin gets the held-out rollout estimate (``margin_table``) and,
+    with ``--select-walls`` > 0, a duplicate match against three heuristics
+    (``sichuan_env.train.common.evaluate_vs_heuristic``, seed ``--select-seed``), which
+    then decides; otherwise the held-out estimate does.
+    """
+    from rich.console import Console
+    from rich.table import Table
+    from sichuan_env.agents.nn.torch_agent import save_checkpoint
+    from sichuan_env.train.common import evaluate_vs_heuristic
+
+    net, doc = load_network(args.run / "best.pt")
+    net.eval()
+    table = margin_table(net, val, p_label, args.margins)
+    key = "gain_per_hand"
+    if args.select_walls > 0:
+        key = "eval_points_per_hand"
+        for r in table:
+            with torch.no_grad():
+                net.prior_gain.fill_(r["margin"])
+            r.update(evaluate_vs_heuristic(net, args.select_walls, RuleConfig(), args.select_seed))
+    best = max(table, key=lambda r: r[key])
+    with torch.no_grad():
+        net.prior_gain.fill_(best["margin"])
+    meta = dict(meta, margin=best["margin"], selection=best, epoch=doc.get("epoch"),
+                wall_clock_s=doc.get("wall_clock_s", meta.get("wall_clock_s", 0.0)))  # fmt: skip
+    save_checkpoint(args.run / "distilled.pt", net, meta)
+    hands = len(np.unique(val["hand"]))
+    t = Table(title=f"margins: held-out rollout estimate ({hands} hands) and duplicate match")
+    for c in ("margin", "held-out gain/hand", "deviations", "vs heuristic (dup.)"):
+        t.add_column(c, justify="right")
+    for r in table:
+        dup = (f"{r['eval_points_per_hand']:+.3f} ± {r['eval_ci95']:.3f}"
+               if "eval_ci95" in r else "-")  # fmt: skip
+        t.add_row(f"{r['margin']:.2f}", f"{r['gain_per_hand']:+.3f} ± {r['ci95']:.3f}",
+                  f"{100 * r['deviation_rate']:.1f}%", dup)  # fmt: skip
+    Console().print(t)
+    Console().print(f"chosen margin {best['margin']}: {args.run / 'distilled.pt'}")
+    report = {"margins": table, "chosen": best, "checkpoint": str(args.run / "distilled.pt"),
+              "select_walls": args.select_walls, "select_seed": args.select_seed,
+              "commit": git_commit()}  # fmt: skip
+    (args.run / "report.json").write_text(json.dumps(report, indent=1))
+    return report
+
+
+if __name__ == "__main__":
+    main()

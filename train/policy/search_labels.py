@@ -1,0 +1,315 @@
+"""Search advantage labels: per-candidate rollout gains over the heuristic, at heuristic self-play decisions.
+
+Expert iteration by classification (``sichuan_env.train.policy.bc --teacher search``) asks a
+network to predict which candidate the search picks; most picks are between
+candidates of near-equal value, so the label is mostly noise. Here the
+label is the search's *estimate itself*: at a sampled own-turn decision of a
+heuristic self-play hand, every candidate action (``sichuan_env.agents.search.rollout.candidates``
+plus the heuristic's own choice) is played to the end from the same
+``samples`` determinizations (``sichuan_env.agents.search.rollout.evaluate_candidates``; every
+seat plays the heuristic afterwards), and the row stores each candidate's
+mean point gain over the heuristic's choice and its standard error (a
+decision with one candidate is stored with gain 0, no rollouts). A
+network regressing these gains learns their expectation given the
+observation (the noise averages out over similar states); ``sichuan_env.train.policy.search_distill``
+fits one.
+
+The hand then continues with the heuristic's action, so the rows come from
+the state distribution of heuristic play, the one a policy that leaves the
+heuristic rarely meets. Everything the determinizations read is public to
+the acting seat (``sichuan_env.agents.search.rollout``).
+
+Shards: ``shard-NNNNN.npz`` with, per row, ``obs`` uint8[83, 27] (observation
+v1, the acting seat's public view), ``mask`` int8[88], ``cands`` int16[32]
+(-1 padded), ``gain`` / ``se`` float32[32] (points; the heuristic's own
+candidate has gain 0), ``base`` int8 (its index in ``cands``), ``hand``
+int64 (the hand's index; ``seed_of(seed, hand)`` redeals it) and ``seat``
+int8. ``meta.json`` holds the settings. ``--resume`` keeps the shards that
+exist (each is written whole, then renamed).
+
+    python -m sichuan_env.train.policy.search_labels --out runs/labels --hands 20000 --threads 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+import zipfile
+import zlib
+from pathlib import Path
+
+import numba
+import numpy as np
+from sichuan_env.agents.rule_based.fused import style_action
+from sichuan_env.agents.search.rollout import (
+    MAX_CANDIDATES,
+    candidates,
+    evaluate_candidates,
+    paired_stats,
+)
+
+from sichuan_env import RuleConfig
+from sichuan_env._jit import njit
+from sichuan_env.engine.deal import deal_seed, splitmix64
+from sichuan_env.engine.state import PH_OVER, PH_TURN, STATE_DTYPE
+from sichuan_env.engine.step import apply
+from sichuan_env.kernels.tables import get_tables
+
+ROWS_PER_HAND = 128
+"""At most this many labelled decisions are kept per hand (``label_hands`` reports hands that reach it)."""
+FIELDS = ("obs", "mask", "cands", "gain", "se", "base", "hand", "seat")
+
+
+def seed_of(seed: int, hand: int) -> int:
+    """The deal seed of hand number ``hand`` of a label set made with ``seed``."""
+    return (int(seed) << 32) + int(hand)
+
+
+@njit
+def label_hand(games, raw_games, i, scratch, raw, seed, thresh, knobs, env, out, j) -> int:
+    """Play hand ``i`` (heuristic self-play, dealt from ``seed``), labelling decisions into ``out[*][j]``.
+
+    An own-turn decision is labelled when a draw of the hand's generator is
+    below ``thresh`` (of 2**64); a decision with a single candidate (a win,
+    or one discard well ahead of the rest) is stored without rollouts (its
+    gain 0: it still tells a network which actions are not candidates).
+    Returns the rows written.
+    """
+    n_samples, draws, gap = knobs
+    styles, rules, flags, waits, dist = env
+    obs_o, mask_o, cands_o, gain_o, se_o, base_o, seat_o = out
+    deal_seed(games, i, seed, rules)
+    st = games[i]
+    obs = np.zeros((83, 27), dtype=np.uint8)
+    mask = np.zeros(88, dtype=np.int8)
+    cands = np.zeros(MAX_CANDIDATES, dtype=np.int64)
+    vals = np.zeros((n_samples, MAX_CANDIDATES), dtype=np.float64)
+    rng = seed ^ np.uint64(0xD1B54A32D192ED03)
+    rows = 0
+    while st.phase != PH_OVER:
+        d = style_action(st, styles[st.to_act], rules, flags, obs, mask, dist)
+        if st.phase == PH_TURN and rows < obs_o.shape[1]:
+            rng, r = splitmix64(rng)
+            if r < thresh:
+                obs_o[j, rows] = obs
+                mask_o[j, rows] = mask
+                n = candidates(st, rules, flags, mask, dist, gap, cands)
+                base = -1
+                for c in range(n):
+                    if cands[c] == d:
+                        base = c
+                if base < 0 and n < MAX_CANDIDATES:
+                    cands[n] = d
+                    base = n
+                    n += 1
+                if base >= 0:
+                    me = st.to_act
+                    if n >= 2:
+                        rng, r = splitmix64(rng)
+                        evaluate_candidates(
+                            scratch, raw, raw_games[i], me, cands, n, n_samples, draws, r,
+                            styles, rules, flags, waits, obs, mask, dist, vals,
+                        )  # fmt: skip
+                    else:
+                        vals[:, 0] = 0.0
+                    cands_o[j, rows, :] = -1
+                    gain_o[j, rows, :] = 0.0
+                    se_o[j, rows, :] = 0.0
+                    for c in range(n):
+                        cands_o[j, rows, c] = cands[c]
+                        m, s = paired_stats(vals, n_samples, c, base)
+                        gain_o[j, rows, c] = m
+                        se_o[j, rows, c] = s
+                    base_o[j, rows] = base
+                    seat_o[j, rows] = me
+                    rows += 1
+        apply(st, d, rules, flags, waits)
+    return rows
+
+
+@njit(parallel=True)
+def label_batch(games, scratch, seeds, thresh, knobs, env, out, counts) -> None:
+    """``label_hand`` for every seed (hand ``j`` into ``games[j]``, ``scratch[j]``, ``out[*][j]``)."""
+    raw_games = games.view(np.uint8).reshape(games.shape[0], -1)
+    for j in numba.prange(seeds.shape[0]):
+        raw = scratch[j].view(np.uint8).reshape(2, -1)
+        counts[j] = label_hand(
+            games, raw_games, j, scratch[j], raw, seeds[j], thresh, knobs, env, out, j
+        )
+
+
+def label_hands(
+    seed: int, first: int, n_hands: int, *, samples: int, draws: int, gap: int, p_label: float
+) -> dict[str, np.ndarray]:
+    """Rows of hands ``first .. first + n_hands - 1`` of the label set made with ``seed``."""
+    t = get_tables()
+    env = (np.zeros(4, dtype=np.int64), RuleConfig().as_array(), t["FLAGS"], t["WAITS"], t["DIST"])
+    r = ROWS_PER_HAND
+    out = (
+        np.zeros((n_hands, r, 83, 27), np.uint8),
+        np.zeros((n_hands, r, 88), np.int8),
+        np.full((n_hands, r, MAX_CANDIDATES), -1, np.int16),
+        np.zeros((n_hands, r, MAX_CANDIDATES), np.float32),
+        np.zeros((n_hands, r, MAX_CANDIDATES), np.float32),
+        np.zeros((n_hands, r), np.int8),
+        np.zeros((n_hands, r), np.int8),
+    )
+    counts = np.zeros(n_hands, np.int64)
+    seeds = np.array([seed_of(seed, first + h) for h in range(n_hands)], dtype=np.uint64)
+    thresh = np.uint64(min(int(p_label * 2.0**64), 2**64 - 1))
+    games = np.zeros(n_hands, dtype=STATE_DTYPE)
+    scratch = np.zeros((n_hands, 2), dtype=STATE_DTYPE)
+    label_batch(games, scratch, seeds, thresh, (samples, draws, gap), env, out, counts)
+    keep = np.arange(r)[None, :] < counts[:, None]
+    rows = dict(zip(FIELDS[:5], (a[keep] for a in out[:5]), strict=True))
+    rows["base"] = out[5][keep]
+    rows["hand"] = np.repeat(np.arange(first, first + n_hands, dtype=np.int64), counts)
+    rows["seat"] = out[6][keep]
+    return rows
+
+
+def _read_shard(f: Path) -> dict[str, np.ndarray]:
+    try:
+        with np.load(f, allow_pickle=False) as z:
+            missing = [k for k in FIELDS if k not in z.files]
+            if missing:
+                raise ValueError(f"{f}: fields {missing} missing")
+            return {k: z[k] for k in FIELDS}
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        raise ValueError(f"{f}: not a readable label shard ({exc})") from None
+
+
+def load_labels(path: str | os.PathLike) -> dict[str, np.ndarray]:
+    """Every shard of a label directory, concatenated and validated.
+
+    Raises:
+        ValueError: no shards, a missing field, or values out of range (nothing read from disk is trusted).
+    """
+    files = sorted(Path(path).glob("shard-[0-9][0-9][0-9][0-9][0-9].npz"))
+    if not files:
+        raise ValueError(f"no label shards (shard-*.npz) in {path}")
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in FIELDS}
+    for f in files:
+        for k, v in _read_shard(f).items():
+            parts[k].append(v)
+    rows = {k: np.concatenate(v) for k, v in parts.items()}
+    check_labels(rows)
+    return rows
+
+
+def check_labels(rows: dict[str, np.ndarray]) -> None:
+    """Raise ``ValueError`` unless ``rows`` are well-formed label rows (shapes, dtypes, ranges)."""
+    n = len(rows["obs"])
+    want = {
+        "obs": (np.uint8, (n, 83, 27)),
+        "mask": (np.int8, (n, 88)),
+        "cands": (np.int16, (n, MAX_CANDIDATES)),
+        "gain": (np.float32, (n, MAX_CANDIDATES)),
+        "se": (np.float32, (n, MAX_CANDIDATES)),
+        "base": (np.int8, (n,)),
+        "hand": (np.int64, (n,)),
+        "seat": (np.int8, (n,)),
+    }
+    for k, (dt, shape) in want.items():
+        a = rows[k]
+        if a.dtype != dt or a.shape != shape:
+            raise ValueError(f"labels: {k} is {a.dtype}{a.shape}, expected {np.dtype(dt)}{shape}")
+    c = rows["cands"].astype(np.int64)
+    if ((c < -1) | (c >= 88)).any() or not np.isin(rows["mask"], (0, 1)).all():
+        raise ValueError("labels: candidates outside -1..87 or a mask not of 0/1")
+    n_c = (c >= 0).sum(1)
+    if (n_c < 1).any() or ((c >= 0) != (np.arange(MAX_CANDIDATES)[None] < n_c[:, None])).any():
+        raise ValueError("labels: each row needs a candidate, candidates packed first")
+    b = rows["base"].astype(np.int64)
+    if ((b < 0) | (b >= n_c)).any():
+        raise ValueError("labels: base index outside the row's candidates")
+    legal = np.take_along_axis(rows["mask"], np.maximum(c, 0), 1) == 1
+    if not legal[c >= 0].all():
+        raise ValueError("labels: a candidate is not legal in its row's mask")
+    if not (np.isfinite(rows["gain"]).all() and np.isfinite(rows["se"]).all()):
+        raise ValueError("labels: non-finite gains")
+    if ((rows["seat"] < 0) | (rows["seat"] > 3)).any() or (rows["hand"] < 0).any():
+        raise ValueError("labels: seat outside 0..3 or a negative hand index")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m sichuan_env.train.policy.search_labels``."""
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], prog="sichuan_env.train.policy.search_labels"
+    )
+    p.add_argument("--out", required=True, help="directory of the shards")
+    p.add_argument("--hands", type=int, default=20000, help="hands to play (default 20000)")
+    p.add_argument("--shard-hands", type=int, default=128, help="hands per shard (128)")
+    p.add_argument("--samples", type=int, default=16, help="determinizations per decision (16)")
+    p.add_argument("--draws", type=int, default=8, help="draws per determinization (8)")
+    p.add_argument("--gap", type=int, default=1, help="candidates within GAP shanten (1)")
+    p.add_argument("--p-label", type=float, default=0.35, help="share of own turns labelled")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=2, help="numba threads")
+    p.add_argument("--resume", action="store_true", help="keep existing shards, make the rest")
+    return p
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Write the label shards; returns the settings and row counts."""
+    args = build_parser().parse_args(argv)
+    p = build_parser()
+    for name, lo, hi in (
+        ("hands", 1, 10**8), ("shard_hands", 1, 4096), ("samples", 2, 4096),
+        ("draws", 1, 256), ("gap", -1, 14), ("threads", 1, 256), ("seed", 0, 2**31 - 1),
+    ):  # fmt: skip
+        if not lo <= getattr(args, name) <= hi:
+            p.error(f"--{name.replace('_', '-')} must be in {lo}..{hi}")
+    if not 0.0 < args.p_label <= 1.0:
+        p.error("--p-label must be in (0, 1]")
+    from rich.progress import track
+    from sichuan_env.train.common import git_commit
+
+    numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    settings = {k: getattr(args, k) for k in ("samples", "draws", "gap", "p_label", "seed")}
+    settings["shard_hands"] = args.shard_hands
+    meta_path = out / "meta.json"
+    if meta_path.exists():
+        if not args.resume:
+            p.error(f"{out} holds labels already: pass --resume to extend them")
+        try:
+            old = json.loads(meta_path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            p.error(f"{meta_path} cannot be read: {exc}")
+        if not isinstance(old, dict) or old.get("settings") != settings:
+            got = old.get("settings") if isinstance(old, dict) else old
+            p.error(f"{out} was made with other settings: {got}")
+        old_hands = old.get("hands")
+        if isinstance(old_hands, int) and old_hands % args.shard_hands and args.hands > old_hands:
+            # the last shard of the shorter run is partial: make it again, whole
+            (out / f"shard-{old_hands // args.shard_hands:05d}.npz").unlink(missing_ok=True)
+    meta = {"settings": settings, "hands": args.hands, "commit": git_commit()}
+    meta_path.write_text(json.dumps(meta, indent=1))
+    n_shards = -(-args.hands // args.shard_hands)
+    rows = full = 0
+    t0 = time.time()
+    for s in track(range(n_shards), description="label shards"):
+        f = out / f"shard-{s:05d}.npz"
+        if f.exists():
+            continue
+        first = s * args.shard_hands
+        n = min(args.shard_hands, args.hands - first)
+        part = label_hands(args.seed, first, n, samples=args.samples, draws=args.draws,
+                           gap=args.gap, p_label=args.p_label)  # fmt: skip
+        tmp = out / f"tmp-shard-{s:05d}.npz"
+        np.savez_compressed(tmp, **part)
+        tmp.rename(f)
+        rows += len(part["obs"])
+        full += int((np.bincount(part["hand"] - first, minlength=n) >= ROWS_PER_HAND).sum())
+    summary = {"shards": n_shards, "new_rows": rows, "hands_at_row_cap": full,
+               "seconds": round(time.time() - t0, 1)}  # fmt: skip
+    print(json.dumps(summary))
+    return summary
+
+
+if __name__ == "__main__":
+    main()
