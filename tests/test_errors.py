@@ -128,3 +128,43 @@ def test_batch_accepts_lists_and_other_dtypes():
         is_win_batch(np.array([[-1] + [0] * 26]))
     with pytest.raises(ValueError, match="rectangular"):
         is_win_batch([rows[0], rows[1][:26]])
+
+
+# ------------------------------------------------------------- action ids
+
+
+@pytest.mark.parametrize(
+    "good", [0, 87, np.int64(5), np.uint8(5), np.array(5), np.array(5, np.uint16), np.int8(87)]
+)
+def test_as_action_id_takes_integer_scalars(good):
+    from sichuan_env.engine.actions import as_action_id
+
+    got = as_action_id(good)
+    assert type(got) is int and got == int(good)
+
+
+@pytest.mark.parametrize(
+    ("bad", "exc"),
+    [
+        (True, TypeError),
+        (np.bool_(False), TypeError),
+        (np.array(True), TypeError),
+        (5.0, TypeError),
+        (np.float64(5), TypeError),
+        (np.array(5.0), TypeError),
+        ("5", TypeError),
+        (None, TypeError),
+        ([5], TypeError),
+        (np.array([5]), TypeError),
+        (np.zeros((1, 1), np.int64), TypeError),
+        (-1, ValueError),
+        (88, ValueError),
+        (2**70, ValueError),
+        (np.uint64(2**63), ValueError),
+    ],
+)
+def test_as_action_id_rejects_the_rest(bad, exc):
+    from sichuan_env.engine.actions import as_action_id
+
+    with pytest.raises(exc, match="action id"):
+        as_action_id(bad)

@@ -63,3 +63,51 @@ def test_illegal_actions_and_bad_arguments():
         VectorEnv(0)
     with pytest.raises(ValueError, match="no hand has ended"):
         venv.record(0)
+
+
+def test_actions_as_lists_of_integer_scalars():
+    """Per-slot actions may be an integer array or a list of ints / numpy ints / 0-d arrays."""
+    rng = np.random.default_rng(2)
+    ref, venv = VectorEnv(3, seed=4), VectorEnv(3, seed=4)
+    _, mask, _ = ref.reset()
+    venv.reset()
+    for k in range(30):
+        a = _random_actions(rng, mask)
+        forms = [
+            a.tolist(),
+            [np.array(x) for x in a],
+            tuple(np.uint8(x) for x in a),
+            a.astype(np.int8),
+        ]
+        got = venv.step(forms[k % len(forms)])
+        _, mask, _, _, _, _ = ref.step(a)
+        assert np.array_equal(got[1], mask)
+    assert np.array_equal(venv.states, ref.states)
+
+
+@pytest.mark.parametrize(
+    ("actions", "exc", "match"),
+    [
+        (np.array(5), ValueError, r"shape \(3,\)"),  # 0-d: one action for three slots
+        (5, ValueError, r"shape \(3,\)"),
+        (np.zeros((3, 1), np.int64), ValueError, r"got shape \(3, 1\)"),
+        ([5, 5], ValueError, "one per slot"),
+        ([5, True, 5], TypeError, r"actions\[1\]"),
+        ([5, 5.0, 5], TypeError, r"actions\[1\]"),
+        ([5, None, 5], TypeError, r"actions\[1\]"),
+        (["5", 5, 5], TypeError, r"actions\[0\]"),
+        ([5, 5, np.array([5])], TypeError, r"actions\[2\]"),
+        ([5, 5, 2**70], IllegalActionError, r"actions\[2\]"),
+        ([5, 88, 5], IllegalActionError, r"actions\[1\]: action id must be in \[0, 88\)"),
+        (np.array([True, False, True]), TypeError, "dtype bool"),
+        (np.array([1.0, 2.0, 3.0]), TypeError, "dtype float64"),
+        (np.array([1, 88, 2]), IllegalActionError, r"out of range .* slots \[1\]"),
+    ],
+)
+def test_bad_action_batches_move_nothing(actions, exc, match):
+    venv = VectorEnv(3, seed=0)
+    venv.reset()
+    before = venv.states.tobytes()
+    with pytest.raises(exc, match=match):
+        venv.step(actions)
+    assert venv.states.tobytes() == before

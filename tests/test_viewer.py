@@ -21,6 +21,7 @@ from sichuan_env.viewer import (
     replay_snapshots,
 )
 from sichuan_env.viewer.__main__ import main as viewer_main
+from sichuan_env.viewer.build import asset
 
 
 # ------------------------------------------------------------------------ snapshots (no browser)
@@ -87,6 +88,43 @@ def test_page_is_self_contained_and_offline():
     assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", page, re.IGNORECASE)
     assert "@import" not in page and "<link" not in page and "url(" not in page
     assert "{{" not in page.split('id="replay-data"')[0]
+
+
+LATIN = frozenset(map(chr, [9, 10, 13, *range(0x20, 0x7F), *range(0xA0, 0x100)]))
+"""What every Latin font draws: printable ASCII and Latin-1 (the page uses ``·`` and ``§``)."""
+
+
+def _not_latin(text: str) -> set[str]:
+    return set(text) - LATIN
+
+
+def test_visible_text_needs_no_cjk_or_symbol_font():
+    """No glyph outside Latin-1 where text is drawn: controls are SVG, fate marks CSS shapes.
+
+    The Chinese terms (摸切, 流局, ...) are spelled in pinyin in the text and kept only as
+    tooltips: in ``title`` attributes of the HTML, and in page.js's ``ZH`` table, whose every
+    use sets a ``.title``. Tile glyphs (U+1F007...) are code points computed at run time and
+    shown only when ``glyphsWork()`` finds a font that draws them.
+    """
+    page = render_page(_load(GOLDEN[0]), title="g")
+    html_part = re.sub(
+        r"<script\b.*?</script>|<style>.*?</style>|<!--.*?-->", "", page, flags=re.DOTALL
+    )
+    html_part = re.sub(r'\btitle="[^"]*"', "", html_part)
+    assert not _not_latin(html_part), _not_latin(html_part)
+    assert 'title="摸切"' in page and "mo qie" in page  # the term, spelled and as a tooltip
+    assert "<svg" in page.split("<main")[0]  # the step controls
+    css = re.sub(r"/\*.*?\*/", "", asset("page.css"), flags=re.DOTALL)
+    assert not _not_latin(css), _not_latin(css)
+    js_lines = asset("page.js").splitlines()
+    zh = [line for line in js_lines if line.lstrip().startswith("const ZH = ")]
+    assert len(zh) == 1 and _not_latin(zh[0])
+    for line in js_lines:
+        if line is zh[0]:
+            continue
+        assert not _not_latin(line), line
+        if re.search(r"\bZH\b", line):
+            assert ".title = " in line, line  # the Chinese only ever becomes a tooltip
 
 
 def test_record_strings_cannot_break_out_of_the_script_element():
@@ -246,3 +284,116 @@ def test_illegal_action_names_its_index(tmp_path, capsys):
     path.write_text(json.dumps(rec), encoding="utf-8")
     assert viewer_main([str(path), "-o", str(tmp_path / "bad.html")]) == 1
     assert "action 5" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------- hostile files: input and output
+def test_a_page_that_cannot_be_written_leaves_the_old_page_byte_identical(tmp_path, capsys):
+    out = tmp_path / "page.html"
+    assert viewer_main([str(GOLDEN[0]), "-o", str(out)]) == 0
+    before = out.read_bytes()
+    rec = {**_load(GOLDEN[0]), "note": "\ud800"}  # a lone surrogate: valid JSON, no UTF-8
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(rec), encoding="ascii")
+    capsys.readouterr()
+    assert viewer_main([str(bad), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "not valid Unicode" in err and err.count("\n") == 1 and "Traceback" not in err
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "page.html"]  # no temp file
+
+
+def test_a_new_page_gets_the_usual_permissions(tmp_path):
+    out = tmp_path / "page.html"
+    umask = os.umask(0o022)
+    try:
+        assert viewer_main([str(GOLDEN[0]), "-o", str(out)]) == 0
+    finally:
+        os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o644  # not mkstemp's 0600
+    out.chmod(0o640)
+    assert viewer_main([str(GOLDEN[0]), "-o", str(out)]) == 0
+    assert out.stat().st_mode & 0o777 == 0o640  # a replaced page keeps its mode
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_only_regular_files_are_read_and_quickly(tmp_path):
+    """/dev/zero and a FIFO with no writer (each would read forever) are refused at once."""
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    cases = {"fifo": ([str(fifo)], "a FIFO"), "dir-fifo": ([str(tmp_path)], "a FIFO")}
+    if os.path.exists("/dev/zero"):
+        cases["zero"] = (["/dev/zero"], "a character device")
+    shutil.copy(GOLDEN[0], tmp_path / "good.json")
+    procs = {
+        k: subprocess.Popen(
+            [sys.executable, "-m", "sichuan_env.viewer", *argv, "-o", str(tmp_path / f"{k}.out")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        for k, (argv, _) in cases.items()
+    }
+    for k, proc in procs.items():
+        try:
+            _, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            pytest.fail(f"{k}: still reading after 120 s")
+        assert proc.returncode == 1, (k, proc.returncode, err)
+        assert cases[k][1] in err and "Traceback" not in err, (k, err)
+        assert err.count("\n") == 1, (k, err)
+    assert not (tmp_path / "fifo.out").exists() and not (tmp_path / "zero.out").exists()
+    site = tmp_path / "dir-fifo.out"  # the folder's good record still got its page
+    assert (site / "good.html").is_file() and not (site / "fifo.html").exists()
+    assert 'href="good.html"' in (site / "index.html").read_text(encoding="utf-8")
+
+
+def test_records_are_read_up_to_a_bound(tmp_path, capsys, monkeypatch):
+    import sichuan_env.viewer.__main__ as viewer_cli
+
+    monkeypatch.setattr(viewer_cli, "MAX_BYTES", 1 << 20)
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps({"pad": "x" * (2 << 20)}))
+    assert viewer_main([str(big), "-o", str(tmp_path / "big.html")]) == 1
+    err = capsys.readouterr().err
+    assert "larger than 1 MB" in err and err.count("\n") == 1
+    assert not (tmp_path / "big.html").exists()
+
+
+def test_no_page_is_written_over_a_device_or_a_fifo(tmp_path, capsys):
+    targets = [tmp_path]  # a directory
+    if os.path.exists("/dev/null"):
+        targets.append("/dev/null")
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "out.fifo")
+        targets.append(tmp_path / "out.fifo")
+    for target in targets:
+        with pytest.raises(SystemExit) as exc:
+            viewer_main([str(GOLDEN[0]), "-o", str(target)])
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert "not a page to replace" in err and "Traceback" not in err, err
+    assert os.path.isdir(tmp_path) and (
+        not hasattr(os, "mkfifo") or (tmp_path / "out.fifo").is_fifo()
+    )
+
+
+def test_a_record_named_index_gets_its_own_page(tmp_path, capsys):
+    folder = tmp_path / "recs"
+    folder.mkdir()
+    shutil.copy(GOLDEN[0], folder / "index.json")
+    shutil.copy(GOLDEN[1], folder / "INDEX-1.json")  # sorted first: takes index-1 (in any case)
+    shutil.copy(GOLDEN[2], folder / "other.json")
+    site = tmp_path / "site"
+    assert viewer_main([str(folder), "-o", str(site)]) == 0
+    assert "wrote" in capsys.readouterr().out
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert '<table class="index">' in index and 'id="replay-data"' not in index
+    assert '<a href="INDEX-1.html">INDEX-1.json</a>' in index
+    assert '<a href="index-2.html">index.json</a>' in index
+    assert '<a href="other.html">other.json</a>' in index
+    names = sorted(p.name for p in site.iterdir())
+    assert names == ["INDEX-1.html", "index-2.html", "index.html", "other.html"]
+    assert _embedded((site / "index-2.html").read_text(encoding="utf-8"))["title"] == "index.json"

@@ -21,6 +21,8 @@ from sichuan_env.viewer import (
     replay_snapshots,
 )
 
+pytestmark = pytest.mark.browser  # the browser tier: pytest -m browser
+
 # ------------------------------------------------------------------------------- the browser
 EXTRACT_FN = """
 function extract() {
@@ -294,3 +296,77 @@ def test_first_paint_of_a_long_record(browser, tmp_path, long_record):
     print(f"\nfirst contentful paint: {paint:.0f} ms ({n} decisions, {len(page) // 1024} KiB page)")
     assert 0 < paint < 5000
     assert browser.execute_script("return Number(document.body.dataset.step)") == 0
+
+
+# ---------------------------------------------------------------- legible without CJK fonts
+GLYPHS = """
+const blank = document.createElement('canvas');
+blank.width = 48; blank.height = 32;
+const g = blank.getContext('2d', {willReadFrequently: true});
+const draw = (ch, font) => {
+  g.clearRect(0, 0, 48, 32);
+  g.font = font;
+  g.fillText(ch, 4, 24);
+  return g.getImageData(0, 0, 48, 32).data.join(',');
+};
+const seen = {};
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+  const p = n.parentElement;
+  if (!p || p.closest('script, style') || !p.getClientRects().length) continue;
+  for (const ch of n.data) if (ch.trim() && !(ch in seen)) seen[ch] = getComputedStyle(p).font;
+}
+for (const e of document.querySelectorAll('body *')) {
+  for (const pseudo of ['::before', '::after']) {
+    const c = getComputedStyle(e, pseudo).content;
+    if (!c || c === 'none' || c === 'normal') continue;
+    for (const ch of c.replace(/^"|"$/g, '')) {
+      if (ch.trim() && !(ch in seen)) seen[ch] = getComputedStyle(e, pseudo).font;
+    }
+  }
+}
+const tofu = (font) => draw(String.fromCodePoint(0x378), font);  // unassigned: no font has it
+return Object.entries(seen).map(([ch, font]) => [ch, draw(ch, font) === tofu(font)]);
+"""
+"""Every character drawn as text (text nodes of rendered elements, ``::before``/``::after``
+content) and whether this machine's fonts draw it as the missing-glyph box."""
+
+
+def test_every_visible_character_is_drawn_without_cjk_or_symbol_fonts(
+    browser, tmp_path, kong_record
+):
+    """Text and pseudo-element content is Latin-1 and no character renders as a box here.
+
+    The browser draws each visible character next to an unassigned code point in the
+    element's own font; equal pixels mean no installed font has it (the same test the
+    page's ``glyphsWork`` uses). Then a screenshot: the four step buttons are four distinct
+    drawings (missing-glyph boxes for the old symbol characters were identical).
+    """
+    import io
+
+    from PIL import Image
+    from selenium.webdriver.common.by import By
+
+    drawn: dict[str, bool] = {}
+    settled = next(p for p in GOLDEN if "settlement" in _load(p)["result"])
+    for name, rec in (("kongs", kong_record), ("settled", _load(settled))):
+        last = len(rec["actions"])
+        _open(browser, tmp_path, name, render_page(rec, title=name))
+        for step in (0, 1, last // 2, last):
+            browser.execute_script("location.hash = arguments[0];", f"#step={step}")
+            time.sleep(0.05)
+            drawn.update(dict(browser.execute_script(GLYPHS)))
+    tiles = {chr(c) for c in range(0x1F000, 0x1F02C)}  # shown only where a font draws them
+    latin = {chr(c) for c in (*range(0x20, 0x7F), *range(0xA0, 0x100))}
+    assert "l" in drawn and "q" in drawn  # "liu ju" and "ding que" were among the texts
+    assert not set(drawn) - latin - tiles, sorted(set(drawn) - latin)
+    assert not [ch for ch, box in drawn.items() if box], drawn
+    browser.execute_script("location.hash = '#step=1';")  # every step button enabled
+    time.sleep(0.05)
+    shots = [
+        browser.find_element(By.ID, b).screenshot_as_png for b in ("first", "prev", "next", "last")
+    ]
+    images = [Image.open(io.BytesIO(s)).convert("L") for s in shots]
+    assert len({im.tobytes() for im in images}) == 4  # four different icons, no twin boxes
+    for im in images:  # each has ink: light icon pixels on the dark button
+        assert sum(im.histogram()[150:]) >= 12, im.histogram()

@@ -7,9 +7,11 @@ single-tile picks (``EXCHANGE + t``), logged in a record as one
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
-from ..tiles import NUM_TILE_TYPES, SUITS, tile_index, tile_name
+from ..tiles import NUM_TILE_TYPES, SUITS, echo, tile_index, tile_name
 
 # Contiguous ranges; the comments are the spec. ACTION_SPACE is computed, never typed in.
 DISCARD = 0  # +t  discard tile t                                    [0, 27)
@@ -23,6 +25,41 @@ PASS = HU + 1  # decline every claim                                      87
 ACTION_SPACE = PASS + 1  # 88
 
 
+def as_action_id(action: object) -> int:
+    """An action id as a plain ``int``: the one check every entry point shares.
+
+    Accepts what RL libraries hand back: a Python ``int``, a numpy integer, or a
+    0-d integer array (sb3's ``model.predict`` returns ``array(55)``); anything
+    with ``__index__`` and no dimensions (a 0-d integer tensor) works too.
+
+    Raises:
+        TypeError: not an integer scalar: a bool, a float, a string, None, a
+            list, or an array with dimensions (``array([5])``).
+        ValueError: an integer outside ``[0, ACTION_SPACE)``.
+    """
+    dtype = getattr(action, "dtype", None)
+    if (
+        isinstance(action, (bool, np.bool_))
+        or (dtype is not None and str(dtype) in ("bool", "torch.bool"))
+        or getattr(action, "ndim", 0) != 0
+    ):
+        raise TypeError(_not_an_id(action))
+    try:
+        a = operator.index(action)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(_not_an_id(action)) from None
+    if not 0 <= a < ACTION_SPACE:
+        raise ValueError(f"action id must be in [0, {ACTION_SPACE}), got {a}")
+    return a
+
+
+def _not_an_id(action: object) -> str:
+    return (
+        f"an action id is an integer in [0, {ACTION_SPACE}) (an int, a numpy integer or "
+        f"a 0-d integer array), got {echo(action)}"
+    )
+
+
 def action_to_str(action: int, *, added: bool | None = None) -> str:
     """Record syntax of one action id, e.g. ``"discard 7p"``, ``"void s"``, ``"pong"``.
 
@@ -34,11 +71,7 @@ def action_to_str(action: int, *, added: bool | None = None) -> str:
         TypeError: for anything but an integer id (floats and booleans included).
         ValueError: for an id outside ``[0, ACTION_SPACE)``.
     """
-    if not isinstance(action, (int, np.integer)) or isinstance(action, (bool, np.bool_)):
-        raise TypeError(f"an action id is an integer in [0, {ACTION_SPACE}), got {action!r}")
-    if not 0 <= action < ACTION_SPACE:
-        raise ValueError(f"action id must be in [0, {ACTION_SPACE}), got {action}")
-    a = int(action)
+    a = as_action_id(action)
     if a < EXCHANGE:
         return f"discard {tile_name(a - DISCARD)}"
     if a < VOID:

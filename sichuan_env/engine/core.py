@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
-from ..kernels.fan import score
+from ..kernels.fan import held_copies, score
 from ..kernels.layout import (
     CTX_KONG_DISCARD,
     CTX_LAST_TILE,
@@ -57,10 +57,13 @@ def next_active(st, seat: int) -> int:
 
 @njit
 def win_score(st, seat: int, tile: int, ctx: int, rules: np.ndarray, flags: np.ndarray) -> tuple:
-    """``(fan, base, roots, extras)`` if ``seat`` wins with ``tile`` added (-1: as held)."""
+    """``(fan, base, roots, extras)`` if ``seat`` wins with ``tile`` added (-1: as held).
+
+    A ``tile`` the seat already holds 4 times (hand and melds) is no win (RULES.md §5).
+    """
     h = st.hands[seat]
     if tile >= 0:
-        if h[tile] >= 4:
+        if held_copies(h, st.melds[seat], st.n_melds[seat], tile) >= 4:
             return -1, -1, 0, 0
         h[tile] += 1
     result = score(h, st.melds[seat], st.n_melds[seat], void_of(st, seat, rules), ctx, rules, flags)

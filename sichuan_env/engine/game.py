@@ -28,7 +28,7 @@ from . import deal as _deal
 from . import labels as _labels
 from . import records as _records
 from . import step as _step
-from .actions import ACTION_SPACE, SELF_KONG, action_from_str, action_to_str
+from .actions import ACTION_SPACE, SELF_KONG, action_from_str, action_to_str, as_action_id
 from .errors import IllegalActionError
 from .records import RECORD_FORMAT
 from .state import (
@@ -235,19 +235,28 @@ class Game:
     def step_id(self, action: int) -> None:
         """Take one decision given as an action id (exchange picks one tile at a time).
 
+        ``action`` is any integer scalar (``as_action_id``): an ``int``, a numpy
+        integer or a 0-d integer array.
+
         Raises:
-            IllegalActionError: an id that is not legal now (the hand is unchanged).
+            IllegalActionError: not an integer scalar, out of range, or not legal
+                now (the hand is unchanged).
         """
         if self.is_over():
             raise IllegalActionError("the hand is over", [])
         mask = self._mask()
-        ok = isinstance(action, (int, np.integer)) and not isinstance(action, bool)
-        if not ok or not 0 <= int(action) < ACTION_SPACE or not mask[int(action)]:
-            legal = [str(int(a)) for a in np.flatnonzero(mask)]
+        try:
+            a = as_action_id(action)
+        except (TypeError, ValueError) as e:
+            raise IllegalActionError(f"seat {self.to_act()}: {e}", self._legal_id_strs()) from None
+        if not mask[a]:
             raise IllegalActionError(
-                f"action id {action!r} is not legal for seat {self.to_act()}", legal
+                f"action id {a} is not legal for seat {self.to_act()}", self._legal_id_strs()
             )
-        self._apply(int(action))
+        self._apply(a)
+
+    def _legal_id_strs(self) -> list[str]:
+        return [str(int(a)) for a in np.flatnonzero(self._mask())]
 
     def _history(self) -> tuple[list[list[Any]], list[dict[str, Any]]]:
         """The record's actions and the payment ledger (cached until the next decision)."""

@@ -1,11 +1,14 @@
 """Sichuan Mahjong, 血战到底 ("blood battle to the end"), as a PettingZoo AEC env.
 
 | Creation     | ``sichuan_env.env(rules=RuleConfig(), obs_version=1, oracle=False, render_mode=None)`` |
+| Options      | ``illegal_action="raise"``, ``illegal_penalty=1.0``, ``info_legal_names=False``      |
 | Agents       | ``player_0`` … ``player_3``; ``player_i`` sits in seat i (the dealer is drawn by seed) |
 | Actions      | ``Discrete(88)``, named ranges below; ``action_to_str`` / ``action_from_str``          |
 | Observation  | ``{"observation": uint8[83, 27], "action_mask": int8[88]}`` (oracle: ``uint8[150, 27]``) |
 | Rewards      | point changes of every seat at every step (zero-sum, unscaled: they sum to the scores) |
 | Episode      | one hand; every agent terminates when it ends; no truncation                         |
+| Infos        | ``{"illegal_action": bool}`` per agent (arrays and numbers only; names are opt-in)   |
+| Render modes | ``"human"`` (prints), ``"ansi"`` (text), ``"rgb_array"`` (``uint8[H, W, 3]``)           |
 
 **Actions** (``sichuan_env.engine.actions``): ``0–26`` discard tile t;
 ``27–53`` pick tile t for 换三张 (three picks, one per step); ``54–56`` declare
@@ -48,17 +51,59 @@ the same table as data (``OBS_SPEC``, ``block_offsets``).
 turn, then claim windows where each seat with a claim answers in turn, and
 so on. Winners stay in ``agents`` until the hand ends, are never selected,
 and keep receiving rewards, since payments (退税) can reach them after they
-win. ``infos[agent]["legal_actions"]`` holds the decoded legal actions of the
-agent to act (empty for the others). ``env.unwrapped.game`` is the engine's
-``Game``, so ``env.unwrapped.game.record()`` is the replayable game record.
+win. ``env.unwrapped.game`` is the engine's ``Game``, so
+``env.unwrapped.game.record()`` is the replayable game record.
 
-An illegal action raises ``IllegalActionError`` listing the legal ones.
+**Infos** hold numbers only, so that wrappers which turn infos into tensors
+(TorchRL's ``PettingZooWrapper``, Tianshou's ``Collector``) take them as they
+are: ``infos[agent]["illegal_action"]`` is True for the agent whose last
+action was penalised (see below) and False otherwise. The legal actions are the
+observation's ``action_mask``; their names (record syntax, "discard 5p") come
+from ``env.unwrapped.legal_action_names(agent)``, and with
+``info_legal_names=True`` also as ``infos[agent]["legal_actions"]`` (a list of
+strings for the agent to act, empty for the others; decoded on first use).
+
+**Action values** may be any integer scalar: a Python ``int``, a numpy integer or a
+0-d integer array (what sb3's ``model.predict`` returns). A bool, a float, a
+string, None for a live agent, an array with dimensions or an id outside
+``[0, 88)`` always raises ``IllegalActionError`` (a ``ValueError``) and changes
+nothing. A well-formed id that is not legal now is handled as
+``illegal_action`` says:
+
+* ``"raise"`` (default): ``IllegalActionError`` listing the legal ids; nothing changes.
+* ``"penalize"``: nothing changes in the hand and the same agent still owes the
+  decision; its reward for the step is ``-illegal_penalty`` (the others get 0)
+  and ``infos[agent]["illegal_action"]`` is True.
+* ``"terminate"``: the hand ends for every agent (all terminate; the engine's
+  hand is left unfinished, so its record stops there) with the offender's
+  reward ``-illegal_penalty`` and the others 0; ``infos[agent]["illegal_action"]``
+  flags the offender.
+
+The last two are for samplers that ignore the mask (RLlib's env pre-check
+samples the bare action space).
+
+**Rendering**: ``"ansi"`` returns the selected agent's view as text,
+``"human"`` prints it (after every ``reset`` and ``step`` too, as Gymnasium
+does) and returns None, ``"rgb_array"`` returns it as an image
+(``render.render_rgb``: numpy only, a fixed shape ``render.RGB_SHAPE``).
+
+**Call order**: through ``env()`` every call before ``reset`` (``step``,
+``observe``, ``last``, ``render``, ``state``, ``agent_iter``), and ``step`` or
+``last`` once every agent has left after the hand's end, raises
+``RuntimeError`` saying to call ``reset()``; reading ``rewards``,
+``terminations``, ``truncations``, ``infos``, ``agent_selection``,
+``num_agents`` or ``agents`` before ``reset`` raises PettingZoo's
+``AttributeError`` (so ``hasattr`` keeps working). ``raw_env`` raises the same
+``RuntimeError`` for ``step``, ``observe``, ``last`` and ``render``.
 
 Glossary: 碰 pong · 杠 kong · 胡 hu (win) · 定缺 declare a void suit · 换三张
 exchange three · 根 root (four of a kind) · 花猪 flower pig (a void tile kept).
 
 Version history
 * v1: initial release (observation v1).
+* v1, same spaces: infos hold numbers only (names opt-in: ``info_legal_names``),
+  integer-scalar actions, ``illegal_action`` modes, ``human`` and ``rgb_array``
+  rendering, ``RuntimeError`` for calls out of order through ``env()``.
 """
 
 from __future__ import annotations
@@ -72,12 +117,14 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from ..encoding.registry import get as get_obs_version
-from ..engine.actions import ACTION_SPACE, action_from_str, action_to_str
+from ..engine.actions import ACTION_SPACE, action_from_str, action_to_str, as_action_id
 from ..engine.game import Game, IllegalActionError, validate_seed
 from ..rules.config import RuleConfig, kernel_rules
-from .render import render_seat
+from .render import render_rgb, render_seat
 
 AGENTS = [f"player_{i}" for i in range(4)]
+RENDER_MODES = ("human", "ansi", "rgb_array")
+ILLEGAL_ACTION_MODES = ("raise", "penalize", "terminate")
 
 
 class LegalActions(Sequence):
@@ -119,24 +166,79 @@ def env(**kwargs: Any) -> AECEnv:
 
 
 class OrderEnforcing(wrappers.OrderEnforcingWrapper):
-    """PettingZoo's ``OrderEnforcingWrapper`` with ``last()`` answered by the raw env.
+    """PettingZoo's ``OrderEnforcingWrapper`` raising ``RuntimeError`` for calls out of order.
 
-    The checks are the same (nothing before ``reset``); ``last()`` skips the
-    per-attribute forwarding that otherwise costs more than the env's step.
+    PettingZoo's own wrapper raises ``AssertionError`` for a call before
+    ``reset`` and only warns for a ``step`` after every agent has left; this
+    one raises the ``RuntimeError`` the project promises (README, "Errors and
+    guarantees"). Attribute reads before ``reset`` keep PettingZoo's
+    ``AttributeError``. ``last()`` skips the per-attribute forwarding that
+    otherwise costs more than the env's step.
     """
+
+    def _require_reset(self, call: str) -> None:
+        if not self._has_reset:
+            raise RuntimeError(f"{call} before reset(): call reset() first")
+
+    def step(self, action: Any) -> None:
+        """The raw env's ``step``; RuntimeError before ``reset`` or after every agent left."""
+        self._require_reset("step()")
+        if not self.env.agents:
+            raise RuntimeError("the hand is over and every agent has left: call reset()")
+        self._has_updated = True
+        self.env.step(action)
+
+    def observe(self, agent: str) -> Any:
+        """The raw env's ``observe``; RuntimeError before ``reset``."""
+        self._require_reset("observe()")
+        return self.env.observe(agent)
+
+    def render(self) -> Any:
+        """The raw env's ``render``; RuntimeError before ``reset``."""
+        self._require_reset("render()")
+        return self.env.render()
+
+    def state(self) -> np.ndarray:
+        """The raw env's ``state``; RuntimeError before ``reset``."""
+        self._require_reset("state()")
+        return self.env.state()
+
+    def agent_iter(self, max_iter: int = 2**63) -> Any:
+        """PettingZoo's checked agent iterator; RuntimeError before ``reset``."""
+        self._require_reset("agent_iter()")
+        return super().agent_iter(max_iter)
 
     def last(self, observe: bool = True) -> tuple:
         """``(observation, cumulative reward, terminated, truncated, info)`` of the selected agent."""
-        if not self._has_reset:
-            raise AttributeError("last() cannot be called before reset")
+        self._require_reset("last()")
         return self.env.last(observe)
 
 
 class raw_env(AECEnv):
-    """One hand of 血战到底 per episode; see the module docstring for the full spec."""
+    """One hand of 血战到底 per episode; see the module docstring for the full spec.
+
+    Args:
+        rules: the ruleset.
+        obs_version: observation version (``sichuan_env.encoding.versions()``).
+        oracle: append the hidden information (other hands, wall order) to observations.
+        render_mode: None, ``"human"``, ``"ansi"`` or ``"rgb_array"``.
+        illegal_action: what a well-formed but illegal action does: ``"raise"``,
+            ``"penalize"`` or ``"terminate"`` (module docstring).
+        illegal_penalty: the penalty of an illegal action under ``"penalize"`` /
+            ``"terminate"``: a finite number >= 0 (the reward is its negative).
+        info_legal_names: also put the legal actions' names in
+            ``infos[agent]["legal_actions"]`` (strings: off by default, since
+            tensor-building wrappers cannot take them).
+
+    Raises:
+        TypeError: an argument of the wrong type.
+        ValueError: an unknown render mode, illegal-action mode or observation
+            version, or a negative or non-finite penalty.
+    """
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["ansi"],
+        "render_modes": list(RENDER_MODES),
+        "render_fps": 2,
         "name": "sichuan_xuezhan_v1",
         "is_parallelizable": False,
     }
@@ -147,6 +249,9 @@ class raw_env(AECEnv):
         obs_version: int = 1,
         oracle: bool = False,
         render_mode: str | None = None,
+        illegal_action: str = "raise",
+        illegal_penalty: float = 1.0,
+        info_legal_names: bool = False,
     ) -> None:
         super().__init__()
         self.rules = RuleConfig() if rules is None else rules
@@ -154,12 +259,30 @@ class raw_env(AECEnv):
             raise TypeError(f"rules must be a RuleConfig, got {type(self.rules).__name__}")
         if not isinstance(oracle, (bool, np.bool_)):
             raise TypeError(f"oracle must be True or False, got {oracle!r}")
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(
+                f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}"
+            )
+        if not isinstance(illegal_action, str) or illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(
+                f"illegal_action must be one of {list(ILLEGAL_ACTION_MODES)}, "
+                f"got {illegal_action!r}"
+            )
+        if isinstance(illegal_penalty, (bool, np.bool_)) or not isinstance(
+            illegal_penalty, (int, float, np.integer, np.floating)
+        ):
+            raise TypeError(f"illegal_penalty must be a number, got {illegal_penalty!r}")
+        if not 0 <= float(illegal_penalty) < float("inf"):
+            raise ValueError(f"illegal_penalty must be finite and >= 0, got {illegal_penalty!r}")
+        if not isinstance(info_legal_names, (bool, np.bool_)):
+            raise TypeError(f"info_legal_names must be True or False, got {info_legal_names!r}")
         self._spec = get_obs_version(obs_version)
         self.obs_version = int(obs_version)
         self.oracle = bool(oracle)
         self.render_mode = render_mode
+        self.illegal_action = illegal_action
+        self.illegal_penalty = float(illegal_penalty)
+        self.info_legal_names = bool(info_legal_names)
         self._r = kernel_rules(self.rules)
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
@@ -208,11 +331,30 @@ class raw_env(AECEnv):
         self._skip_agent_selection = None
         self.agent_selection = AGENTS[self.game.to_act()]
         self._update_infos()
+        if self.render_mode == "human":
+            self.render()
 
-    def _update_infos(self) -> None:
-        legal = LegalActions(self.game) if not self.game.is_over() else []
+    def _update_infos(self, offender: str | None = None) -> None:
+        """Fresh infos: ``illegal_action`` (True for ``offender``), names if asked for."""
         for a in self.agents:
-            self.infos[a] = {"legal_actions": legal if a == self.agent_selection else []}
+            self.infos[a] = {"illegal_action": a == offender}
+        if self.info_legal_names:
+            live = not self.game.is_over() and not self.terminations[self.agent_selection]
+            legal = LegalActions(self.game) if live else []
+            for a in self.agents:
+                self.infos[a]["legal_actions"] = legal if a == self.agent_selection else []
+
+    def legal_action_names(self, agent: str) -> list[str]:
+        """The legal actions of ``agent`` in record syntax ("discard 5p", "pong"; [] if not to act).
+
+        Raises:
+            RuntimeError: before ``reset``. ValueError: an unknown agent.
+        """
+        game = self._game()
+        self._seat(agent)
+        if agent != self.agent_selection or self.terminations.get(agent, True):
+            return []
+        return game.legal()
 
     def _game(self) -> Game:
         if self.game is None:
@@ -258,14 +400,20 @@ class raw_env(AECEnv):
             raise RuntimeError("the hand is over and every agent has left: call reset()")
         return super().last(observe)
 
-    def step(self, action: int | None) -> None:
+    def step(self, action: int | np.integer | np.ndarray | None) -> None:
         """Take the selected agent's action (None for agents whose episode ended).
+
+        ``action`` is an integer scalar: an ``int``, a numpy integer or a 0-d
+        integer array. A legal id moves the hand; an illegal one is handled as
+        ``illegal_action`` says (module docstring).
 
         Raises:
             RuntimeError: before ``reset``, or after every agent has left.
-            IllegalActionError: an action that is not an integer id (``None``, a
-                string, a float, a bool) or not legal now; nothing changes, not
-                even the agent's accumulated reward.
+            IllegalActionError: an action that is not an integer scalar
+                (``None``, a string, a float, a bool, a list, an array with
+                dimensions), outside ``[0, 88)``, or (``illegal_action="raise"``)
+                not legal now; nothing changes, not even the agent's
+                accumulated reward.
         """
         game = self._game()
         if not self.agents:
@@ -274,17 +422,22 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        ok = isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_))
-        if not ok or not 0 <= action < ACTION_SPACE or not game._mask()[action]:  # type: ignore[operator]
-            raise IllegalActionError(
-                f"{agent}: action must be a legal integer action id in [0, {ACTION_SPACE}), "
-                f"got {action!r}",
-                [str(a) for a in game.legal_ids()],
-            )
+        try:
+            aid = as_action_id(action)
+        except (TypeError, ValueError) as e:
+            raise IllegalActionError(f"{agent}: {e}", self._legal_strs(game)) from None
+        if not game._mask()[aid]:
+            if self.illegal_action == "raise":
+                raise IllegalActionError(
+                    f"{agent}: action {aid} ({action_to_str(aid)}) is not legal now",
+                    self._legal_strs(game),
+                )
+            self._penalize(agent)
+            return
         scores = game._st["scores"][0]
         before = scores.tolist()
         self._cumulative_rewards[agent] = 0
-        game.step_id(int(action))  # type: ignore[arg-type]
+        game.step_id(aid)
         after = scores.tolist()
         self.rewards = {a: after[i] - before[i] for i, a in enumerate(AGENTS)}
         self._accumulate_rewards()
@@ -293,13 +446,42 @@ class raw_env(AECEnv):
         else:
             self.agent_selection = AGENTS[game.to_act()]  # type: ignore[index]
         self._update_infos()
+        if self.render_mode == "human":
+            self.render()
 
-    def render(self) -> str | None:
-        """``ansi``: the selected agent's view as text."""
+    @staticmethod
+    def _legal_strs(game: Game) -> list[str]:
+        return [str(int(a)) for a in game.legal_ids()]
+
+    def _penalize(self, agent: str) -> None:
+        """An illegal action under ``"penalize"`` / ``"terminate"``: the hand does not move."""
+        self._cumulative_rewards[agent] = 0
+        self.rewards = {a: 0 for a in self.agents}
+        self.rewards[agent] = -self.illegal_penalty
+        self._accumulate_rewards()
+        if self.illegal_action == "terminate":
+            self.terminations = {a: True for a in self.agents}
+        self._update_infos(offender=agent)
+
+    def render(self) -> str | np.ndarray | None:
+        """The selected agent's view: text (``ansi``), printed (``human``) or an image (``rgb_array``).
+
+        Returns:
+            A string for ``ansi``, ``uint8[H, W, 3]`` for ``rgb_array``, None for
+            ``human`` (it prints) and without a render mode.
+
+        Raises:
+            RuntimeError: before ``reset``.
+        """
         game = self._game()
-        if self.render_mode is None:
-            return None
-        return render_seat(game, AGENTS.index(self.agent_selection))
+        seat = AGENTS.index(self.agent_selection)
+        if self.render_mode == "rgb_array":
+            return render_rgb(game, seat)
+        if self.render_mode == "ansi":
+            return render_seat(game, seat)
+        if self.render_mode == "human":
+            print(render_seat(game, seat) + "\n", flush=True)
+        return None
 
     def close(self) -> None:
         """Nothing to release."""

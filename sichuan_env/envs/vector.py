@@ -35,7 +35,7 @@ import numpy as np
 
 from .._jit import njit
 from ..encoding.registry import get as get_obs_version
-from ..engine.actions import ACTION_SPACE
+from ..engine.actions import ACTION_SPACE, as_action_id
 from ..engine.batch import BAD_ACTION, HAND_DONE, SEED_STRIDE, reset_batch, slot_seeds, step_one
 from ..engine.game import Game, IllegalActionError, validate_seed
 from ..engine.labels import LABEL_FIELDS, label_arrays, opponent_labels_batch
@@ -207,9 +207,28 @@ class VectorEnv:
         return self._obs, self._masks.copy(), self._seats
 
     def _check_actions(self, actions: object) -> np.ndarray:
+        """``actions`` as ``int64[N]``: an integer array, or a list/tuple of integer scalars."""
+        if isinstance(actions, (list, tuple)):
+            if len(actions) != self.num_envs:
+                raise ValueError(
+                    f"actions must be {self.num_envs} integers (one per slot), got {len(actions)}"
+                )
+            ids = np.empty(self.num_envs, dtype=np.int64)
+            i = 0
+            try:
+                for i, x in enumerate(actions):
+                    ids[i] = as_action_id(x)
+            except TypeError as e:
+                raise TypeError(f"actions[{i}]: {e}") from None
+            except ValueError as e:
+                raise IllegalActionError(f"actions[{i}]: {e}; no slot moved") from None
+            actions = ids
         a = np.asarray(actions)
         if a.shape != (self.num_envs,):
-            raise ValueError(f"actions must be {self.num_envs} integers, got shape {a.shape}")
+            raise ValueError(
+                f"actions must be {self.num_envs} integers (shape ({self.num_envs},), one per "
+                f"slot), got shape {a.shape}"
+            )
         if a.dtype == np.bool_ or not np.issubdtype(a.dtype, np.integer):
             raise TypeError(f"actions must be integer action ids, got dtype {a.dtype}")
         out = (a < 0) | (a >= ACTION_SPACE)
@@ -237,10 +256,13 @@ class VectorEnv:
         you keep (the mask is a copy already: the env checks actions against
         its own).
 
+        ``actions`` is an integer array of shape ``(N,)`` or a list/tuple of N
+        integer scalars (ints, numpy integers, 0-d integer arrays).
+
         Raises:
             RuntimeError: before the first ``reset``.
-            TypeError: actions that are not integers.
-            ValueError: a wrong shape.
+            TypeError: actions that are not integers (bools, floats, strings, None).
+            ValueError: a wrong shape or length.
             IllegalActionError: an action out of range or not legal, naming the
                 slots; the whole batch is rejected and no slot moves.
         """

@@ -10,15 +10,17 @@
   const REL = ["", "next", "opposite", "previous"];
   const FATE = { m: "taken by a pong or kong", w: "won on", r: "robbed (added kong)" };
   const MELD = { pong: "pong", kong: "kong", concealed_kong: "concealed kong" };
+  // visible text is ASCII (any Latin font draws it); the Chinese terms only go into tooltips
+  const ZH = { exchange: "换三张", void: "定缺", wall_empty: "流局", mo: "摸切", shou: "手切" };
   const PHASE = {
-    exchange: "换三张 exchange three",
-    void: "定缺 declare a void suit",
+    exchange: "exchange three (huan san zhang)",
+    void: "declare a void suit (ding que)",
     turn: "turn",
     claim: "claim window",
     rob: "robbing window",
     over: "hand over",
   };
-  const END = { three_won: "three players won", wall_empty: "wall empty (流局)", first_win: "first win" };
+  const END = { three_won: "three players won", wall_empty: "wall empty (liu ju)", first_win: "first win" };
   const $ = (id) => document.getElementById(id);
   let cur = 0;
   let logItem = null;
@@ -137,7 +139,7 @@
     P.name.textContent = seatName(s);
     P.dealer.hidden = DATA.meta.dealer !== s;
     const v = mine ? seat.void : seat.void_public;
-    P.void.textContent = "void " + (v || (snap.phase === "void" || snap.phase === "exchange" ? "?" : "–"));
+    P.void.textContent = "void " + (v || (snap.phase === "void" || snap.phase === "exchange" ? "?" : "-"));
     P.act.hidden = snap.to_act !== s;
     P.score.textContent = signed(snap.scores[s]);
     P.score.className = "score " + (snap.scores[s] > 0 ? "pos" : snap.scores[s] < 0 ? "neg" : "");
@@ -178,7 +180,7 @@
       const e = tile(t, (mo === 1 ? "mo" : "") + (fate ? " fate-" + fate : ""));
       e.dataset.fate = fate || "live";
       e.dataset.mo = String(mo);
-      e.title = t + (mo === 1 ? " · 摸切 tsumogiri" : mo === 0 ? " · 手切 from the hand" : "") + (fate ? " · " + FATE[fate] : "");
+      e.title = t + (mo === 1 ? " · tsumogiri (mo qie " + ZH.mo + ")" : mo === 0 ? " · from the hand (shou qie " + ZH.shou + ")" : "") + (fate ? " · " + FATE[fate] : "");
       return e;
     });
     P.river.replaceChildren(...river);
@@ -205,7 +207,7 @@
       if (snap.agent) {
         const ag = snap.agent;
         const exact = DATA.agent && DATA.agent.exact;
-        const h = el("p", "agent-head", "agent " + DATA.agent.name + (ag.first_pick ? " (first pick)" : "") + (ag.agrees ? " ✓ agrees" : " ✗ differs"));
+        const h = el("p", "agent-head", "agent " + DATA.agent.name + (ag.first_pick ? " (first pick)" : "") + (ag.agrees ? ": agrees" : ": differs"));
         const ol = el("ol", "agent-top");
         for (const [a, p] of ag.top) {
           const li = el("li");
@@ -227,7 +229,9 @@
     box.hidden = !res;
     if (!res) return;
     const parts = [el("h2", null, "Result")];
-    parts.push(el("p", null, "end: " + (END[res.end] || res.end) + " · next dealer: seat " + res.next_dealer));
+    const end = el("p", null, "end: " + (END[res.end] || res.end) + " · next dealer: seat " + res.next_dealer);
+    if (ZH[res.end]) end.title = ZH[res.end];
+    parts.push(end);
     const t = el("table", "scores");
     const hr = el("tr");
     hr.append(el("th", null, ""), ...[0, 1, 2, 3].map((s) => el("th", null, "seat " + s)));
@@ -259,7 +263,9 @@
     if (res.settlement) {
       const st = res.settlement;
       const fmt = (xs) => (xs.length ? xs.map((s) => "seat " + s).join(", ") : "none");
-      parts.push(el("h3", null, "Draw settlement (流局)"));
+      const head = el("h3", null, "Draw settlement (liu ju)");
+      head.title = ZH.wall_empty;
+      parts.push(head);
       parts.push(el("p", null, "flower pigs: " + fmt(st.flower_pigs) + " · tenpai: " + fmt(st.tenpai)));
       parts.push(el("p", null, "deltas: " + st.deltas.map(signed).join(" / ")));
     }
@@ -272,6 +278,7 @@
     for (let s = 0; s < 4; s++) renderSeat(snap, s);
     $("table").dataset.view = view;
     $("phase").textContent = PHASE[snap.phase] || snap.phase;
+    $("phase").title = ZH[snap.phase] || "";
     $("wall").textContent = "wall: " + snap.wall + " left";
     $("lastmove").textContent = snap.last ? "seat " + snap.last.seat + ": " + snap.last.action : "after the deal";
     $("event").textContent = snap.event === "win" ? "win!" : snap.event === "kong" ? "kong!" : "";
