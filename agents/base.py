@@ -16,6 +16,17 @@ hand records (``STATE_DTYPE[N]``, ``VectorEnv.states_of``); hosts that hold
 the states (``sichuan_env.agents.eval.evaluate``) call that instead of ``act_batch``. Such an
 agent must use only what its seat may see (it redraws every hidden fact).
 
+A **stateful** (recurrent) agent sets ``stateful = True`` and offers
+``act_stateful(obs, masks, keys, starts) -> int64[N]``: ``keys`` (``int64[N]``)
+name the (table, seat) each row belongs to (``4 * table + seat``; a table is a
+hand played side by side with others, a ``VectorEnv`` slot), and ``starts``
+(``bool[N]``) is True at that key's first decision of a new hand, where the
+agent clears the hidden state it keeps for the key. Hosts ask every agent
+through ``sichuan_env.envs.acting.ask``, which picks the call the agent wants
+(``act_states``, ``act_stateful`` or ``act_batch``), so matches
+(``sichuan_env.agents.eval``), the Gymnasium env's opponents, behaviour
+cloning's teacher, dataset generation and terminal play all treat agents alike.
+
 ``rows`` is ``obs_rows(obs_version, oracle)`` for the public view or the
 oracle view; agents that only read public rows accept both.
 
@@ -33,7 +44,7 @@ instead of reaching the env.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Protocol, overload, runtime_checkable
 
 import numpy as np
 
@@ -147,6 +158,12 @@ def check_observations(obs: object, version: int, *, batch: bool, arg: str = "ob
     return np.ascontiguousarray(obs.view(np.uint8))
 
 
+@overload
+def check_seed(seed: None, arg: str = "seed") -> None: ...
+@overload
+def check_seed(seed: int | np.integer, arg: str = "seed") -> int: ...
+@overload
+def check_seed(seed: object, arg: str = "seed") -> int | None: ...
 def check_seed(seed: object, arg: str = "seed") -> int | None:
     """``seed`` as a Python int, or None.
 

@@ -9,8 +9,9 @@ Registered as ``SichuanMahjong-v0`` when ``sichuan_env`` is imported (the
 entry point is a string, so ``import sichuan_env`` never imports ``agents``).
 One episode is one hand. The learner sits in ``seat`` (0..3) or, with
 ``seat="rotate"``, in seat ``k % 4`` for the ``k``-th hand since the last seeded
-reset; the other seats are played by ``opponents`` (registered names or
-checkpoint paths, ``sichuan_env.agents.registry``), each reading its own observation
+reset; the other seats are played by ``opponents`` (registered names, checkpoint
+paths or ``"package.module:Class"`` references, ``sichuan_env.agents.registry``,
+or agent objects used as they are), each reading its own observation
 version. ``step`` applies the learner's action, lets the opponents play until
 the learner owes a decision again or the hand ends, and returns the learner's
 point change over that span (others' wins, kongs, 退税 and the 流局 settlement
@@ -18,20 +19,37 @@ included) times ``reward_scale``. A learner that has won is never asked again:
 its episode runs on to the end of the hand (it can still be paid). Observations
 are ``Box(0, 1, (rows, 27), uint8)`` of ``obs_version``; ``action_masks()``
 gives the legal actions (for sb3-contrib's ``MaskablePPO``), and so does
-``info["action_mask"]``. An illegal action changes nothing: by default
-(``illegal_action="penalize"``) the step returns the same observation, a reward
-of ``-illegal_penalty`` and ``info["illegal_action"] = True`` (what
-``gymnasium.utils.env_checker.check_env`` and unmasked learners need);
-``illegal_action="raise"`` raises ``IllegalActionError`` instead.
+``info["action_mask"]``.
 
-Rule-based opponents (``heuristic``, ``value``, ``defensive``) play inside
-numba between the learner's decisions (``sichuan_env.agents.rule_based.fused``: the same kernels,
-so the same actions as the agent objects); ``python -m benchmarks.gym_env``
-measures the learner steps/s.
+An action is any integer scalar (``as_action_id``: an ``int``, a numpy integer,
+or a 0-d integer array such as sb3's ``model.predict`` returns). An illegal
+action (not an integer, out of ``[0, 88)``, or not legal now) changes nothing:
+by default (``illegal_action="penalize"``) the step returns the same
+observation, a reward of ``-illegal_penalty`` and ``info["illegal_action"] =
+True`` (what ``gymnasium.utils.env_checker.check_env`` and unmasked learners
+need); ``illegal_action="raise"`` raises instead (``TypeError`` for a
+non-integer, ``IllegalActionError``, a ``ValueError``, for an integer that is
+out of range or not legal). A rejected call (a bad seed or options to
+``reset``, a raising ``step``) leaves the env exactly as it was, its random
+generator included.
+
+Render modes: ``"human"`` prints the learner's view at every ``reset`` and
+``step`` (and on ``render()``), ``"ansi"`` returns it as text, ``"rgb_array"``
+returns the table image (``sichuan_env.envs.render.render_rgb``).
+
+Rule-based opponents given by name (``heuristic``, ``value``, ``defensive``)
+play inside numba between the learner's decisions
+(``sichuan_env.agents.rule_based.fused``: the same kernels, so the same actions
+as the agent objects); ``python -m benchmarks.gym_env`` measures the learner
+steps/s. ``gymnasium.make_vec("SichuanMahjong-v0", num_envs=N)`` steps N such
+envs in one numba call (``sichuan_env.agents.gym_vector``).
 """
 
 from __future__ import annotations
 
+import math
+import os
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium
@@ -41,42 +59,201 @@ from sichuan_env.agents.registry import make_agent
 from sichuan_env.agents.rule_based.fused import learner_step_at, run_styles_at, style_codes
 
 from sichuan_env import Game, RuleConfig
+from sichuan_env.encoding.registry import ObsVersion
 from sichuan_env.encoding.registry import get as get_obs_version
-from sichuan_env.engine.actions import ACTION_SPACE
+from sichuan_env.engine.actions import ACTION_SPACE, action_to_str, as_action_id
 from sichuan_env.engine.errors import IllegalActionError
 from sichuan_env.engine.game import validate_seed
 from sichuan_env.engine.state import PH_OVER
-from sichuan_env.envs.render import render_seat
+from sichuan_env.envs.acting import SeatMemory, ask_one
+from sichuan_env.envs.render import render_rgb, render_seat
 from sichuan_env.kernels.tables import get_tables
+from sichuan_env.tiles import echo
 
 _T = get_tables()
+
+MAX_MAGNITUDE = 1e6
+"""Largest ``|reward_scale|`` and ``illegal_penalty`` accepted (rewards stay exact floats)."""
+RENDER_MODES = ("human", "ansi", "rgb_array")
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def check_number(value: object, name: str, lo: float, hi: float) -> float:
+    """``value`` as a float after checking it is a real number in ``[lo, hi]``.
+
+    Raises:
+        TypeError: not a real number (bools, strings, None, arrays).
+        ValueError: NaN, infinite, or outside ``[lo, hi]`` (huge integers included).
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        raise TypeError(f"{name} must be a real number, got {echo(value)}")
+    try:
+        x = float(value)
+    except OverflowError:
+        x = math.inf
+    if not (math.isfinite(x) and lo <= x <= hi):
+        raise ValueError(f"{name} must be a finite number in [{lo:g}, {hi:g}], got {echo(value)}")
+    return x
+
+
+def check_options(options: object) -> dict[str, Any]:
+    """``reset``'s ``options``: None or a dict (no key is defined; any is ignored).
+
+    Raises:
+        TypeError: neither None nor a dict.
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be None or a dict, got {echo(options)}")
+    return options
+
+
+@dataclass(frozen=True)
+class EnvArgs:
+    """The checked constructor arguments shared by ``SingleSeatEnv`` and the batched env."""
+
+    opponents: tuple[Any, ...]
+    rules: RuleConfig
+    spec: ObsVersion
+    seat: int | str
+    oracle: bool
+    reward_scale: float
+    illegal_action: str
+    illegal_penalty: float
+    render_mode: str | None
+    fused_opponents: bool
+
+
+def check_env_args(
+    opponents: object,
+    rules: object,
+    obs_version: object,
+    seat: object,
+    oracle: object,
+    reward_scale: object,
+    illegal_action: object,
+    illegal_penalty: object,
+    render_mode: object,
+    fused_opponents: object,
+    render_modes: tuple[str, ...] = RENDER_MODES,
+) -> EnvArgs:
+    """Check every constructor argument before anything is built; see ``SingleSeatEnv``.
+
+    Raises:
+        TypeError: an argument of the wrong type.
+        ValueError: an argument of the right type with a bad value.
+    """
+    if not isinstance(opponents, (list, tuple)):
+        raise TypeError(f"opponents must be a list or tuple of 3 agents, got {echo(opponents)}")
+    if len(opponents) != 3:
+        raise ValueError(f"opponents must name 3 agents, got {len(opponents)}: {echo(opponents)}")
+    rules = RuleConfig() if rules is None else rules
+    if not isinstance(rules, RuleConfig):
+        raise TypeError(f"rules must be a RuleConfig, got {type(rules).__name__}")
+    if not _is_int(obs_version):
+        raise TypeError(f"obs_version must be an integer, got {echo(obs_version)}")
+    spec = get_obs_version(int(obs_version))  # type: ignore[call-overload]
+    if isinstance(seat, str):
+        if seat != "rotate":
+            raise ValueError(f"seat must be 0..3 or 'rotate', got {echo(seat)}")
+    elif not _is_int(seat):
+        raise ValueError(f"seat must be 0..3 or 'rotate', got {echo(seat)}")
+    elif not 0 <= seat <= 3:  # type: ignore[operator]
+        raise ValueError(f"seat must be 0..3 or 'rotate', got {seat}")
+    for name, flag in (("oracle", oracle), ("fused_opponents", fused_opponents)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {echo(flag)}")
+    scale = check_number(reward_scale, "reward_scale", -MAX_MAGNITUDE, MAX_MAGNITUDE)
+    if not isinstance(illegal_action, str):
+        raise TypeError(f"illegal_action must be 'penalize' or 'raise', got {echo(illegal_action)}")
+    if illegal_action not in ("penalize", "raise"):
+        raise ValueError(
+            f"illegal_action must be 'penalize' or 'raise', got {echo(illegal_action)}"
+        )
+    penalty = check_number(illegal_penalty, "illegal_penalty", 0.0, MAX_MAGNITUDE)
+    if render_mode is not None and (
+        not isinstance(render_mode, str) or render_mode not in render_modes
+    ):
+        raise ValueError(
+            f"render_mode must be None or one of {render_modes}, got {echo(render_mode)}"
+        )
+    return EnvArgs(
+        opponents=tuple(opponents),
+        rules=rules,
+        spec=spec,
+        seat=seat if isinstance(seat, str) else int(seat),  # type: ignore[call-overload]
+        oracle=bool(oracle),
+        reward_scale=scale,
+        illegal_action=illegal_action,
+        illegal_penalty=penalty,
+        render_mode=render_mode,
+        fused_opponents=bool(fused_opponents),
+    )
+
+
+def _opponent(spec: object, k: int) -> Any:
+    """The agent of ``opponents[k]``: a spec resolved by the registry, or an agent object as is."""
+    if isinstance(spec, (str, os.PathLike)):
+        return make_agent(spec, seed=k)
+    if getattr(spec, "reads_state", False):
+        if not callable(getattr(spec, "act_states", None)):
+            raise TypeError(f"opponents[{k}]: reads_state is set but act_states is missing")
+        return spec
+    method = "act_stateful" if getattr(spec, "stateful", False) else "act_batch"
+    if not callable(getattr(spec, method, None)) or not hasattr(spec, "obs_version"):
+        raise TypeError(
+            f"opponents[{k}] must be an agent spec (a registered name, a checkpoint path or "
+            f"'package.module:Class') or an agent object with obs_version and {method}(), "
+            f"got {echo(spec)}"
+        )
+    if not _is_int(spec.obs_version):
+        raise TypeError(
+            f"opponents[{k}].obs_version must be an integer, got {echo(spec.obs_version)}"
+        )
+    get_obs_version(int(spec.obs_version))  # ValueError: an unknown version
+    return spec
 
 
 class SingleSeatEnv(gymnasium.Env):
     """One seat of 血战到底 against three agents; see the module docstring.
 
     Args:
-        opponents: three agent specs for the other seats, in turn order after the learner.
-        rules: the ruleset (default RULES.md §9).
+        opponents: three opponents for the other seats, in turn order after the
+            learner: agent specs (registered names, checkpoint paths,
+            ``"package.module:Class"``) or agent objects (used as they are, never
+            fused), mixed as you like.
+        rules: the ruleset (default docs/rules.md §9).
         obs_version: the learner's observation version.
         seat: the learner's seat 0..3, or ``"rotate"``.
         oracle: append the hidden information to the learner's observations.
-        reward_scale: multiplies the points of every reward.
+        reward_scale: multiplies the points of every reward; a finite number with
+            ``|reward_scale| <= 1e6`` (``MAX_MAGNITUDE``).
         illegal_action: ``"penalize"`` (a no-op step rewarded ``-illegal_penalty``) or ``"raise"``.
-        illegal_penalty: the penalty of an illegal action (>= 0).
-        render_mode: None or ``"ansi"``.
-        fused_opponents: play rule-based opponents (heuristic, value, defensive) inside numba
-            (``sichuan_env.agents.rule_based.fused``; the same actions as the agent objects, several times faster).
+        illegal_penalty: the penalty of an illegal action, a finite number in ``[0, 1e6]``.
+        render_mode: None, ``"human"``, ``"ansi"`` or ``"rgb_array"``.
+        fused_opponents: play rule-based opponents given by name (heuristic, value,
+            defensive) inside numba (``sichuan_env.agents.rule_based.fused``; the
+            same actions as the agent objects, several times faster).
 
     Raises:
-        ValueError, TypeError: bad arguments (an unknown agent names the registered ones).
+        TypeError: an argument of the wrong type (an opponent object without
+            ``obs_version`` / ``act_batch``, a non-integer ``obs_version``, ...).
+        ValueError: a bad value (an unknown agent names the registered ones;
+            a number out of range or not finite).
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 - gymnasium's convention
+    # gymnasium's convention: a class attribute
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}  # noqa: RUF012
 
     def __init__(
         self,
-        opponents: tuple[str, ...] | list[str] = ("heuristic", "heuristic", "heuristic"),
+        opponents: tuple[Any, ...] | list[Any] = ("heuristic", "heuristic", "heuristic"),
         rules: RuleConfig | None = None,
         obs_version: int = 1,
         seat: int | str = "rotate",
@@ -87,48 +264,32 @@ class SingleSeatEnv(gymnasium.Env):
         render_mode: str | None = None,
         fused_opponents: bool = True,
     ) -> None:
-        if not isinstance(opponents, (list, tuple)) or len(opponents) != 3:
-            raise ValueError(f"opponents must name 3 agents, got {opponents!r}")
-        self.rules = RuleConfig() if rules is None else rules
-        if not isinstance(self.rules, RuleConfig):
-            raise TypeError(f"rules must be a RuleConfig, got {type(self.rules).__name__}")
-        if seat != "rotate" and (isinstance(seat, bool) or seat not in (0, 1, 2, 3)):
-            raise ValueError(f"seat must be 0..3 or 'rotate', got {seat!r}")
-        if not isinstance(oracle, (bool, np.bool_)):
-            raise TypeError(f"oracle must be True or False, got {oracle!r}")
-        if not isinstance(reward_scale, (int, float)) or not np.isfinite(reward_scale):
-            raise ValueError(f"reward_scale must be a finite number, got {reward_scale!r}")
-        if illegal_action not in ("penalize", "raise"):
-            raise ValueError(
-                f"illegal_action must be 'penalize' or 'raise', got {illegal_action!r}"
-            )
-        if not isinstance(illegal_penalty, (int, float)) or not 0 <= illegal_penalty < float("inf"):
-            raise ValueError(
-                f"illegal_penalty must be a finite number >= 0, got {illegal_penalty!r}"
-            )
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self._spec = get_obs_version(obs_version)
-        self.oracle = bool(oracle)
-        self.seat_rule = seat
-        self.reward_scale = float(reward_scale)
-        self.illegal_action = illegal_action
-        self.illegal_penalty = float(illegal_penalty)
-        self.render_mode = render_mode
-        self.opponent_specs = tuple(opponents)
-        self.opponents = [make_agent(spec, seed=k) for k, spec in enumerate(opponents)]
-        self._other_specs = {a.obs_version: get_obs_version(a.obs_version) for a in self.opponents}
-        self.observation_space = spaces.Box(0, 1, self._spec.shape(self.oracle), dtype=np.uint8)
+        args = check_env_args(
+            opponents, rules, obs_version, seat, oracle, reward_scale, illegal_action,
+            illegal_penalty, render_mode, fused_opponents,
+        )  # fmt: skip
+        self.rules = args.rules
+        self._spec = args.spec
+        self.oracle = args.oracle
+        self.seat_rule = args.seat
+        self.reward_scale = args.reward_scale
+        self.illegal_action = args.illegal_action
+        self.illegal_penalty = args.illegal_penalty
+        self.render_mode = args.render_mode
+        self.opponent_specs = args.opponents
+        self.opponents = [_opponent(spec, k) for k, spec in enumerate(args.opponents)]
+        self.observation_space: spaces.Box = spaces.Box(
+            0, 1, self._spec.shape(self.oracle), dtype=np.uint8
+        )
         self.action_space = spaces.Discrete(ACTION_SPACE)
         self._game: Game | None = None
         self._hand = 0
-        self.seat = 0 if seat == "rotate" else int(seat)
+        self.seat = 0 if args.seat == "rotate" else int(args.seat)
         self._r = self.rules.as_array().copy()
-        self._obs_buf = {v: np.zeros(s.shape(), np.uint8) for v, s in self._other_specs.items()}
-        # rule-based opponents play inside numba (sichuan_env.agents.rule_based.fused): the same answers, no Python per decision
-        if not isinstance(fused_opponents, (bool, np.bool_)):
-            raise TypeError(f"fused_opponents must be True or False, got {fused_opponents!r}")
-        self._codes = style_codes(self.opponent_specs) if fused_opponents else None
+        self._memory = SeatMemory(1)  # stateful opponents: one hidden state per seat
+        # rule-based opponents named by string play inside numba (rule_based.fused): the same
+        # answers, no Python per decision; agent objects are always asked as they are
+        self._codes = style_codes(self.opponent_specs) if args.fused_opponents else None
         self._styles = np.zeros(4, dtype=np.int64)
         self._v1 = np.zeros((83, 27), dtype=np.uint8)
         self._mask_buf = np.zeros(ACTION_SPACE, dtype=np.int8)
@@ -139,53 +300,90 @@ class SingleSeatEnv(gymnasium.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Deal a new hand and play the opponents up to the learner's first decision."""
-        super().reset(seed=seed)
+        """Deal a new hand and play the opponents up to the learner's first decision.
+
+        Args:
+            seed: an integer in ``[0, 2**64)`` reseeds the env (and the opponents
+                that have ``reset(seed)``, with ``seed + k + 1``); None continues
+                the current random stream.
+            options: None or a dict; no option is defined (keys are ignored).
+
+        Raises:
+            TypeError, ValueError: a bad seed or options; nothing changes then
+                (the random generator included).
+        """
         if seed is not None:
-            validate_seed(seed)
-            self._hand = 0
+            seed = validate_seed(seed)
+        check_options(options)
+        if seed is not None:
             for k, agent in enumerate(self.opponents):
                 if hasattr(agent, "reset"):
-                    agent.reset(seed + k + 1)
+                    agent.reset((seed + k + 1) % 2**64)
+        super().reset(seed=seed)
+        if seed is not None:
+            self._hand = 0
         if self.seat_rule == "rotate":
             self.seat = self._hand % 4
         if self._codes is not None:
             for k in range(3):
                 self._styles[(self.seat + 1 + k) % 4] = self._codes[k]
         self._hand += 1
+        self._memory.hand_started()
         self._game = game = Game(self.rules, seed=int(self.np_random.integers(0, 2**63)))
         self._phase = game._st["phase"]  # views into the record: cheap reads every step
         self._scores = game._st["scores"][0]
         self._advance()
+        if self.render_mode == "human":
+            self.render()
         return self._observe(), self._info()
 
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        """Apply the learner's action; the opponents play until the learner owes a decision."""
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Apply the learner's action; the opponents play until the learner owes a decision.
+
+        Args:
+            action: an integer scalar in ``[0, 88)`` (an ``int``, a numpy integer or
+                a 0-d integer array).
+
+        Raises:
+            RuntimeError: before ``reset``, or once the hand is over.
+            TypeError: with ``illegal_action="raise"``, an action that is not an integer.
+            IllegalActionError: with ``illegal_action="raise"``, an integer out of
+                range or not legal now. Nothing changes in either case.
+        """
         game = self._require()
         if self._phase[0] == PH_OVER:
             raise RuntimeError("the hand is over: call reset()")
-        legal = (
-            isinstance(action, (int, np.integer))
-            and not isinstance(action, (bool, np.bool_))
-            and 0 <= action < ACTION_SPACE
-            and bool(self._legal[action])
-        )
-        if not legal and self.illegal_action == "penalize":
-            info = self._info()
-            info["illegal_action"] = True
-            return self._observe(), -self.illegal_penalty, False, False, info
-        if legal and self._codes is not None:  # one numba call: learner, opponents, next mask
+        try:
+            a = as_action_id(action)
+        except TypeError as exc:
+            if self.illegal_action == "raise":
+                raise TypeError(f"SingleSeatEnv.step: {exc}") from None
+            return self._illegal()
+        except ValueError as exc:
+            if self.illegal_action == "raise":
+                raise IllegalActionError(f"seat {self.seat}: {exc}", self._legal_strs()) from None
+            return self._illegal()
+        if not self._legal[a]:
+            if self.illegal_action == "raise":
+                raise IllegalActionError(
+                    f"action {a} ({action_to_str(a)}) is not legal for seat {self.seat} now",
+                    self._legal_strs(),
+                )
+            return self._illegal()
+        if self._codes is not None:  # one numba call: learner, opponents, next mask
             delta = learner_step_at(
-                game._st, 0, int(action), self._styles, self.seat, self._r, _T["FLAGS"],
+                game._st, 0, a, self._styles, self.seat, self._r, _T["FLAGS"],
                 _T["WAITS"], self._v1, self._mask_buf, _T["DIST"], self._next,
             )  # fmt: skip
             game._mask_ok = False  # the state moved on outside Game's own methods
             self._legal = self._next.astype(bool)
         else:
             before = int(self._scores[self.seat])
-            game.step_id(action)  # IllegalActionError (nothing changes) if not legal
+            game.step_id(a)
             self._advance()
             delta = int(self._scores[self.seat]) - before
+        if self.render_mode == "human":
+            self.render()
         return (
             self._observe(),
             delta * self.reward_scale,
@@ -199,10 +397,25 @@ class SingleSeatEnv(gymnasium.Env):
         self._require()
         return self._legal.copy()
 
-    def render(self) -> str | None:
-        """``ansi``: the learner's view as text."""
+    def render(self) -> str | np.ndarray | None:
+        """The learner's view: printed (``human``), text (``ansi``) or an image (``rgb_array``).
+
+        Returns:
+            The text for ``"ansi"``, ``uint8[H, W, 3]`` for ``"rgb_array"``, else None.
+
+        Raises:
+            RuntimeError: before ``reset`` (when a render mode is set).
+        """
+        if self.render_mode is None:
+            return None
         game = self._require()
-        return render_seat(game, self.seat) if self.render_mode == "ansi" else None
+        if self.render_mode == "rgb_array":
+            return render_rgb(game, self.seat)
+        text = render_seat(game, self.seat)
+        if self.render_mode == "human":
+            print(text, flush=True)
+            return None
+        return text
 
     @property
     def game(self) -> Game:
@@ -214,6 +427,15 @@ class SingleSeatEnv(gymnasium.Env):
         if self._game is None:
             raise RuntimeError("the env has no hand yet: call reset() first")
         return self._game
+
+    def _legal_strs(self) -> list[str]:
+        return [str(int(a)) for a in np.flatnonzero(self._legal)]
+
+    def _illegal(self) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """The no-op step of an illegal action in ``"penalize"`` mode."""
+        info = self._info()
+        info["illegal_action"] = True
+        return self._observe(), -self.illegal_penalty, False, False, info
 
     def _advance(self) -> None:
         """Opponents act until the learner owes a decision or the hand is over."""
@@ -233,17 +455,12 @@ class SingleSeatEnv(gymnasium.Env):
             )
             game._mask_ok = False  # the state moved on outside Game's own methods
         else:
-            while not game.is_over() and game.to_act() != self.seat:
-                s = game.to_act()
+            while (s := game.to_act()) is not None and s != self.seat:  # None: the hand is over
                 agent = self.opponents[(s - self.seat - 1) % 4]
-                if getattr(agent, "reads_state", False):  # a search agent reads the hand record
-                    mask = game._mask()[None]
-                    game.step_id(int(agent.act_states(game._st.copy(), mask, self.rules)[0]))
-                    continue
-                spec = self._other_specs[agent.obs_version]
-                obs = self._obs_buf[agent.obs_version]
-                spec.encode_at(game._st, 0, s, False, self._r, obs)
-                game.step_id(int(agent.act(obs, game._mask())))
+                mask = game.legal_mask()
+                game.step_id(
+                    ask_one(agent, game.state_view(), mask, self.rules, s, self._memory, 0)
+                )
         over = game.is_over()
         self._legal = np.zeros(ACTION_SPACE, dtype=bool) if over else game._mask().astype(bool)
 
@@ -257,4 +474,4 @@ class SingleSeatEnv(gymnasium.Env):
         return {"action_mask": self._legal.copy(), "seat": self.seat, "illegal_action": False}
 
 
-__all__ = ["IllegalActionError", "SingleSeatEnv"]
+__all__ = ["MAX_MAGNITUDE", "IllegalActionError", "SingleSeatEnv"]

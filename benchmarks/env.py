@@ -21,14 +21,14 @@ from pathlib import Path
 
 import numba
 import numpy as np
-from sichuan_env.agents import Agent
-from sichuan_env.agents.registry import describe, make_agent
 
 import sichuan_env
 from benchmarks import engine_peers
 from benchmarks.common import check_json_arg, log, print_table, write_results
 from sichuan_env._cli import float_arg, int_arg
 from sichuan_env._jit import njit
+from sichuan_env.agents import Agent
+from sichuan_env.agents.registry import describe, make_agent
 from sichuan_env.envs.vector import VectorEnv
 
 
@@ -51,9 +51,13 @@ def random_legal(masks, state, out) -> None:
 
 
 def aec(budget: float) -> dict:
-    """The AEC env with its wrappers, random legal actions."""
+    """The AEC env with its wrappers, random legal actions (after one untimed hand: compile / load)."""
     env = sichuan_env.env()
     rng = np.random.default_rng(0)
+    env.reset(seed=2**32)
+    for _ in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
     hands = decisions = 0
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < budget:

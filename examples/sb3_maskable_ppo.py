@@ -3,52 +3,74 @@
     pip install -e ".[scale]"
     python examples/sb3_maskable_ppo.py --steps 5000 --eval-hands 200 --seed 0
 
-The learner plays one seat (rotating every hand) of
-``gymnasium.make("SichuanMahjong-v0", opponents=("heuristic",) * 3)``;
-``MaskablePPO`` reads the legal actions from the env's ``action_masks()``
-(found through the wrappers), so it never picks an illegal action. After
-``--steps`` learner decisions it plays ``--eval-hands`` hands greedily and,
-on the same walls, a uniformly random legal policy, and prints the points per
-hand of each with a 95% confidence interval. A few thousand steps only show
-that the loop works: the heuristic opponents are far stronger than such a
-short training run (the shipped ``ppo`` agent took 15.6M decisions of
-``sichuan_env.train.policy.ppo`` to reach parity with them).
+This is sb3-contrib's documented loop, unchanged. Training runs on
+``make_vec_env("SichuanMahjong-v0", n_envs=2)``: the learner plays one seat
+(rotating every hand) against three ``heuristic`` agents (the env's default
+opponents), each env wrapped in sb3-contrib's ``ActionMasker`` with
+``mask_fn`` (the env's own ``action_masks()``; ``MaskablePPO`` would also find
+that method without the wrapper). Then, on one
+``gymnasium.make("SichuanMahjong-v0")`` env, the documented prediction loop::
+
+    action_masks = get_action_masks(env)
+    action, _states = model.predict(obs, action_masks=action_masks, deterministic=True)
+    obs, reward, terminated, truncated, info = env.step(action)
+
+(``action`` is the 0-d array ``predict`` returns, passed on as it is) plays
+``--eval-hands`` hands, and a uniformly random legal policy plays the same walls;
+the points per hand of each are printed with a 95% confidence interval. A few
+thousand steps only show that the loop works: the heuristic opponents are far
+stronger than such a short training run (the shipped ``ppo`` agent took 15.6M
+decisions of ``sichuan_env.train.policy.ppo`` to reach parity with them).
 """
 
 from __future__ import annotations
 
-# numba's OpenMP threads spin between parallel calls and starve torch's (7x slower here)
+# first: sets OMP_WAIT_POLICY before torch loads OpenMP (sichuan_env.threads), registers the env
+import sichuan_env  # noqa: F401
+
+# isort: split
 import argparse
 import json
 import time
-from collections.abc import Callable
 from typing import Any
 
 import gymnasium
 import numpy as np
-import torch
 from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.utils import get_action_masks
+from sb3_contrib.common.wrappers import ActionMasker
+from stable_baselines3.common.env_util import make_vec_env
 
-import sichuan_env  # noqa: F401  (registers SichuanMahjong-v0)
+from sichuan_env.threads import set_threads
 
 ENV_ID = "SichuanMahjong-v0"
 
 
-def make_env(**kwargs: Any) -> gymnasium.Env:
-    """The single-seat env against three heuristics (keyword arguments go to ``gymnasium.make``)."""
-    return gymnasium.make(ENV_ID, opponents=("heuristic",) * 3, **kwargs)
+def mask_fn(env: gymnasium.Env) -> np.ndarray:
+    """The legal actions now (``ActionMasker``'s ``action_mask_fn``): the env's ``action_masks()``."""
+    return env.unwrapped.action_masks()
 
 
-def train(steps: int, seed: int, verbose: int = 0) -> MaskablePPO:
-    """``MaskablePPO`` with an MLP policy, trained for ``steps`` learner decisions."""
-    env = make_env()
-    env.reset(seed=seed)
-    n_steps = max(64, min(512, steps))
+def make_env() -> gymnasium.Env:
+    """One env for evaluation: ``gymnasium.make("SichuanMahjong-v0")`` in an ``ActionMasker``."""
+    return ActionMasker(gymnasium.make(ENV_ID), mask_fn)
+
+
+def train(steps: int, seed: int, n_envs: int = 2, verbose: int = 0) -> MaskablePPO:
+    """``MaskablePPO`` with an MLP policy, trained for ``steps`` learner decisions on ``n_envs`` envs."""
+    vec_env = make_vec_env(
+        ENV_ID,
+        n_envs=n_envs,
+        seed=seed,
+        wrapper_class=ActionMasker,
+        wrapper_kwargs={"action_mask_fn": mask_fn},
+    )
+    n_steps = max(32, min(512, steps // n_envs))
     model = MaskablePPO(
         "MlpPolicy",
-        env,
+        vec_env,
         n_steps=n_steps,
-        batch_size=64,
+        batch_size=min(64, n_steps * n_envs),
         n_epochs=4,
         learning_rate=3e-4,
         gamma=1.0,
@@ -57,44 +79,52 @@ def train(steps: int, seed: int, verbose: int = 0) -> MaskablePPO:
         verbose=verbose,
     )
     model.learn(total_timesteps=steps)
+    vec_env.close()
     return model
 
 
-def play(act: Callable[[np.ndarray, np.ndarray], int], hands: int, seed: int) -> np.ndarray:
-    """Points of ``act(obs, mask)`` in each of ``hands`` hands (walls from ``seed``, seats rotating)."""
+def play(model: MaskablePPO | None, hands: int, seed: int) -> tuple[np.ndarray, int]:
+    """Points per hand of ``model`` (greedy), or of a random legal policy for None.
+
+    The walls come from ``seed``; the seat rotates every hand. Also returns how
+    many actions the env rejected as illegal (``info["illegal_action"]``).
+    """
+    rng = np.random.default_rng(seed)
     env = make_env()
     points = np.zeros(hands)
+    illegal = 0
     for h in range(hands):
         obs, _ = env.reset(seed=seed if h == 0 else None)
-        done = False
-        while not done:
-            action = act(obs, env.unwrapped.action_masks())
-            obs, reward, terminated, truncated, _ = env.step(action)
+        terminated = truncated = False
+        while not (terminated or truncated):
+            action_masks = get_action_masks(env)
+            if model is not None:
+                action, _states = model.predict(obs, action_masks=action_masks, deterministic=True)
+            else:
+                action = rng.choice(np.flatnonzero(action_masks))
+            obs, reward, terminated, truncated, info = env.step(action)
             points[h] += reward
-            done = terminated or truncated
+            illegal += bool(info["illegal_action"])
     env.close()
-    return points
+    return points, illegal
 
 
-def summary(points: np.ndarray) -> dict[str, float]:
-    """Mean points per hand and the half-width of its 95% confidence interval."""
+def summary(points: np.ndarray, illegal: int) -> dict[str, float]:
+    """Mean points per hand, the half-width of its 95% confidence interval, illegal actions."""
     ci = 1.96 * points.std(ddof=1) / np.sqrt(len(points)) if len(points) > 1 else 0.0
-    return {"points_per_hand": float(points.mean()), "ci95": float(ci), "hands": len(points)}
+    return {
+        "points_per_hand": float(points.mean()),
+        "ci95": float(ci),
+        "hands": len(points),
+        "illegal_actions": illegal,
+    }
 
 
 def evaluate(model: MaskablePPO, hands: int, seed: int) -> dict[str, dict[str, float]]:
     """The trained policy (greedy) and a random legal policy on the same ``hands`` walls."""
-    rng = np.random.default_rng(seed)
-
-    def greedy(obs: np.ndarray, mask: np.ndarray) -> int:
-        return int(model.predict(obs, action_masks=mask, deterministic=True)[0])
-
-    def random_legal(obs: np.ndarray, mask: np.ndarray) -> int:
-        return int(rng.choice(np.flatnonzero(mask)))
-
     return {
-        "maskable_ppo": summary(play(greedy, hands, seed)),
-        "random_legal": summary(play(random_legal, hands, seed)),
+        "maskable_ppo": summary(*play(model, hands, seed)),
+        "random_legal": summary(*play(None, hands, seed)),
     }
 
 
@@ -103,15 +133,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--steps", type=int, default=5000, help="learner decisions to train on")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n-envs", type=int, default=2, help="envs of make_vec_env")
     p.add_argument("--eval-hands", type=int, default=200, help="hands of the evaluation")
     p.add_argument("--verbose", action="store_true", help="SB3's training log")
     p.add_argument("--threads", type=int, default=1, help="torch threads (a small MLP: 1 is best)")
     args = p.parse_args(argv)
-    if args.steps < 1 or args.eval_hands < 2 or args.seed < 0:
-        p.error("--steps must be >= 1, --eval-hands >= 2 and --seed >= 0")
-    torch.set_num_threads(max(1, args.threads))
+    if args.steps < 1 or args.eval_hands < 2 or args.seed < 0 or not 1 <= args.n_envs <= 64:
+        p.error("--steps must be >= 1, --eval-hands >= 2, --seed >= 0 and --n-envs 1..64")
+    if args.threads < 1:
+        p.error("--threads must be >= 1")
+    set_threads(args.threads)
     t0 = time.perf_counter()
-    model = train(args.steps, args.seed, verbose=int(args.verbose))
+    model = train(args.steps, args.seed, args.n_envs, verbose=int(args.verbose))
     t1 = time.perf_counter()
     results = evaluate(model, args.eval_hands, args.seed + 1)
     print(f"trained {args.steps} steps in {t1 - t0:.0f} s ({args.steps / (t1 - t0):.0f} steps/s)")

@@ -6,7 +6,7 @@ The public hand API::
     from sichuan_env import is_win_batch, waits_batch, shanten_batch
     from sichuan_env import score_win, score_win_batch, best_wait_score, RuleConfig
 
-Rules follow ``RULES.md`` (shipped as ``docs/rules.md``).
+Rules follow ``docs/rules.md`` (the rules page of the docs).
 """
 
 from importlib.metadata import PackageNotFoundError, version

@@ -3,10 +3,12 @@
 Every CLI of the project (``sichuan-play``, ``sichuan-replay``,
 ``sichuan-eval``, ``python -m sichuan_env``, ``benchmarks.*``) rejects bad
 usage with one ``argparse`` error line and exit status 2, never a traceback:
-numeric options go through ``int_arg`` / ``float_arg`` (``type=``), and
-output files are checked with ``path_problem`` before any work starts, and
-``run`` turns Ctrl-C and a closed output pipe (``| head``) into an exit
-status instead of a traceback.
+numeric options go through ``int_arg`` / ``float_arg`` (``type=``: NaN,
+infinities and out-of-range values are usage errors), output files and folders
+are checked with ``path_problem`` / ``dir_problem`` before any work starts, bad
+input (a damaged file, a run of another script) is one line and exit status 1
+through ``fail``, and ``run`` turns Ctrl-C and a closed output pipe
+(``| head``) into an exit status instead of a traceback.
 Imports nothing from the package, so any layer may use it.
 """
 
@@ -16,9 +18,10 @@ import argparse
 import math
 import os
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 
 def int_arg(lo: int, hi: int | None = None) -> Callable[[str], int]:
@@ -38,20 +41,65 @@ def int_arg(lo: int, hi: int | None = None) -> Callable[[str], int]:
     return parse
 
 
-def float_arg(lo: float, hi: float) -> Callable[[str], float]:
-    """An ``argparse`` ``type=`` that accepts finite numbers with ``lo < x <= hi``."""
+def float_arg(
+    lo: float, hi: float, *, include_lo: bool = False, finite: bool = True
+) -> Callable[[str], float]:
+    """An ``argparse`` ``type=`` that accepts numbers with ``lo < x <= hi`` (``lo <= x`` with ``include_lo``).
+
+    NaN is always refused, and so are ``inf`` / ``-inf`` unless ``finite=False`` (then only
+    the range decides). Every float option of a training or dataset CLI goes through it, so
+    ``--lr inf`` or ``--minutes nan`` is one usage line (exit 2), not a run that writes
+    non-finite weights.
+    """
+    span = f"[{lo}, {hi}]" if include_lo else f"({lo}, {hi}]"
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        if not math.isfinite(value) or not lo < value <= hi:
-            raise argparse.ArgumentTypeError(f"expected a number in ({lo}, {hi}], got {text}")
+            raise argparse.ArgumentTypeError(f"expected a number in {span}, got {text!r}") from None
+        if math.isnan(value) or (finite and not math.isfinite(value)):
+            raise argparse.ArgumentTypeError(f"expected a finite number in {span}, got {text}")
+        if not (lo <= value if include_lo else lo < value) or value > hi:
+            raise argparse.ArgumentTypeError(f"expected a number in {span}, got {text}")
         return value
 
     parse.__name__ = "number"
     return parse
+
+
+MAX_SEED = 2**31 - 1
+"""The largest ``--seed`` of the training scripts (seeds are offset and combined, and
+``torch.manual_seed`` takes 64 bits at most)."""
+
+
+def fail(prog: str, message: object) -> NoReturn:
+    """Report bad input (a file, a run, data) as one line ``prog: error: message``; exit status 1.
+
+    The input-error twin of ``argparse``'s ``p.error`` (usage, status 2): raises
+    ``SystemExit(1)``, so ``run`` and in-process callers see the same status. The message
+    is put on one line and capped at 600 characters.
+    """
+    text = " ".join(str(message).split())
+    if len(text) > 600:
+        text = text[:597] + "..."
+    print(f"{prog}: error: {text}", file=sys.stderr)
+    raise SystemExit(1)
+
+
+def dir_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be used as an output folder (None when it can); creates nothing.
+
+    A folder that exists, or one whose nearest existing parent is a writable folder, is fine.
+    """
+    for p in (path, *path.parents):
+        if p.exists():
+            if not p.is_dir():
+                return f"{path} is not a directory" if p == path else f"{p} is not a directory"
+            if not os.access(p, os.W_OK | os.X_OK):
+                return f"cannot write in {p}"
+            return None
+    return None
 
 
 def path_problem(path: Path) -> str | None:
@@ -76,6 +124,30 @@ def path_problem(path: Path) -> str | None:
     except OSError as exc:
         return f"cannot write {path}: {exc.strerror or exc}"
     return None
+
+
+def write_atomic(path: Path, chunks: Iterable[str]) -> None:
+    """Write the text ``chunks`` to ``path`` whole or not at all.
+
+    The text goes to a temporary file in the same folder, which is renamed over
+    ``path`` at the end, so a failure (a full disk, Ctrl-C) leaves ``path`` as
+    it was and no temporary file behind. The file gets the umask's permissions.
+
+    Raises:
+        OSError: the file could not be written.
+    """
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for chunk in chunks:
+                f.write(chunk)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def run(main: Callable[[], Any], prog: str) -> int:

@@ -32,10 +32,11 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import MethodType
 from typing import Any
 
 import numba
-from numba.core import typeinfer
+from numba.core import typeinfer, types, typing
 from numba.core.caching import FunctionCache, IndexDataCacheFile
 from numba.core.dispatcher import Dispatcher
 from numba.core.typing.templates import Signature
@@ -51,7 +52,8 @@ def njit(fn: Callable[..., Any] | Any = None, **overrides: Any) -> Any:
     """``numba.njit`` with the project defaults and the checked cache.
 
     Use bare (``@njit``), with options (``@njit(parallel=True)``) or with an
-    explicit signature (``@njit(types.int64(...))``, compiled eagerly).
+    explicit signature (``@njit(types.int64(...))``: compiled for that signature only, at
+    the first call rather than at import).
     """
     options = {**JIT_OPTIONS, **overrides}
     if callable(fn) and not isinstance(fn, Signature):
@@ -68,13 +70,74 @@ def _jit(func: Callable[..., Any], sigs: list | None, options: dict[str, Any]) -
     if not isinstance(disp, Dispatcher):  # NUMBA_DISABLE_JIT=1: the plain function
         return disp
     if cache:
-        disp._cache = _CheckedCache(disp.py_func)  # what Dispatcher.enable_caching() sets
-    if sigs is not None:
-        with typeinfer.register_dispatcher(disp):
-            for sig in sigs:
-                disp.compile(sig)
-        disp.disable_compile()
+        # what Dispatcher.enable_caching() sets; numba's dispatcher.pyi omits the private _cache
+        disp._cache = _CheckedCache(disp.py_func)  # type: ignore[attr-defined]
+    disp.get_call_template = MethodType(_canonical_call_template, disp)  # type: ignore[method-assign]
+    if sigs is not None:  # compiled (or loaded) at the first call, not at import
+        disp._declared_sigs = sigs  # type: ignore[attr-defined]
+        disp._compile_for_args = MethodType(_first_call, disp)  # type: ignore[method-assign]
     return disp
+
+
+def _compile_declared(disp: Dispatcher) -> None:
+    """Compile a kernel's explicit signatures, then no others (numba's eager ``njit(sig)``)."""
+    sigs = disp.__dict__.pop("_declared_sigs", None)
+    if sigs is None:
+        return
+    with typeinfer.register_dispatcher(disp):
+        for sig in sigs:
+            disp.compile(sig)
+    disp.disable_compile()
+
+
+def _first_call(self: Dispatcher, *args: Any, **kws: Any) -> Any:
+    """Compile a kernel's explicit signatures on its first call, then dispatch it again.
+
+    numba runs ``_compile_for_args`` on a call that no compiled signature
+    matches; afterwards, such a call raises ``TypeError`` as for eager signatures.
+    """
+    if "_declared_sigs" not in self.__dict__:
+        return type(self)._compile_for_args(self, *args, **kws)
+    _compile_declared(self)
+    return self(*args, **kws)
+
+
+def _canonical(ty: Any) -> Any:
+    """The argument type a kernel is compiled for when another kernel calls it.
+
+    numba compiles a callee once per distinct argument type list, and types a
+    constant argument as its own literal type (``Literal[int](-1)``) and a
+    record's field as its declared width (``int8``), so a helper called from
+    ten sites was compiled up to seven times. A literal is typed as its plain
+    type and a signed integer narrower than 64 bits as ``int64`` (numba does
+    integer arithmetic in at least 64 bits anyway, so no result changes);
+    unsigned integers and everything else are left as they are.
+    """
+    ty = types.unliteral(ty)
+    if isinstance(ty, types.Integer) and ty.signed and ty.bitwidth < 64:
+        return types.int64
+    return ty
+
+
+def _canonical_call_template(self: Dispatcher, args: tuple, kws: dict) -> tuple:
+    """``Dispatcher.get_call_template``, compiling the callee for ``_canonical`` argument types.
+
+    numba types a call from one kernel to another here; the caller converts its
+    arguments to the callee's signature.
+    """
+    _compile_declared(self)
+    pysig, args = self._compiler.fold_argument_types(args, kws)
+    canon = tuple(_canonical(a) for a in args)
+    if self._can_compile:
+        self.compile(canon)
+    cres = self.overloads.get(canon)
+    name = self.py_func.__name__
+    template = typing.make_concrete_template(
+        f"CallTemplate({name})",
+        key=name,
+        signatures=[cres.signature] if cres is not None else self.nopython_signatures,
+    )
+    return template, pysig, args, {}
 
 
 class CorruptCacheError(Exception):
@@ -143,6 +206,8 @@ class _CheckedCacheFile(IndexDataCacheFile):
 
 class _CheckedCache(FunctionCache):
     """A ``FunctionCache`` over ``_CheckedCacheFile`` that recompiles instead of failing."""
+
+    _cache_file: _CheckedCacheFile
 
     def __init__(self, py_func: Callable[..., Any]) -> None:
         super().__init__(py_func)

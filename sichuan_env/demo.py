@@ -1,6 +1,6 @@
 """A short tour of the hand core: ``python -m sichuan_env``.
 
-Scores the worked examples of RULES.md §12, shows waits and shanten, then
+Scores the worked examples of docs/rules.md §12, shows waits and shanten, then
 evaluates a million dealt hands in batch and prints the throughput.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import TypedDict
 
 import numpy as np
 
@@ -25,7 +26,16 @@ from . import (
 )
 from ._cli import int_arg
 
-EXAMPLES = [
+
+class _How(TypedDict, total=False):
+    """How an example's hand is won (score_win's keywords; none: on a discard)."""
+
+    self_draw: bool
+    after_kong: bool
+    robbing_kong: bool
+
+
+EXAMPLES: list[tuple[str, list[tuple[str, str]], _How]] = [
     ("123m345m222p999p66p", [], {}),
     ("11223344556677m", [], {}),
     ("1111m9999m44p66p88p", [], {}),
@@ -60,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    print("Worked examples (RULES.md §12):")
+    print("Worked examples (docs/rules.md §12):")
     print(f"  {'concealed':<22} {'melds':<22} {'how':<22} {'fan':>3}  reading")
     for concealed, melds, ctx in EXAMPLES:
         r = score_win(concealed, melds, **ctx)

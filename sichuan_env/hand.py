@@ -172,7 +172,7 @@ def waits(counts: object, void: object = None) -> np.ndarray:
 
 
 def shanten(counts: object, void: object = None) -> int:
-    """Exact shanten of a ``3k + 1`` or ``3k + 2`` concealed part (RULES.md §5).
+    """Exact shanten of a ``3k + 1`` or ``3k + 2`` concealed part (docs/rules.md §5).
 
     -1 = complete, 0 = tenpai. Standard and seven-pairs shapes, never counting
     on a fifth copy of a tile; with ``void`` the void suit is forbidden (its
@@ -214,12 +214,12 @@ _ROW_VOID = {"m": 0, "p": 1, "s": 2, "": -1, "-": -1, None: -1}
 
 def _row_void(v: object, i: int) -> int:
     if type(v) is str or v is None:
-        code = _ROW_VOID.get(v)  # type: ignore[call-overload]
+        code = _ROW_VOID.get(v)
         if code is not None:
             return code
     elif isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v == -1:
         return -1
-    return suit_index(v, name=f"void[{i}]")  # type: ignore[arg-type]
+    return suit_index(v, name=f"void[{i}]")
 
 
 def voids_array(void: object, n: int) -> np.ndarray:

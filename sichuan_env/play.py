@@ -2,7 +2,10 @@
 
 Type an action exactly as listed (``discard 5p``, ``pong``, ``hu``, ``void s``,
 ``exchange 1m2m3m``) or its number in the list; ``?`` shows the list again,
-``q`` quits (so does the end of input). The bots are agents named as the
+``q`` quits (so does the end of input). ``--record FILE`` saves the hand's
+game record (docs/rules.md §10) when the hand ends, and also when you quit, the
+input ends or Ctrl-C stops it (a partial record, replayable as far as it
+goes): ``sichuan-viewer FILE`` replays it in a browser. The bots are agents named as the
 installed agent resolver understands them (``sichuan_env.plugins``):
 ``--opponents heuristic`` (the default), ``--opponents random``, a checkpoint
 path, ``package.module:Class``, or three entries, one per seat after yours. They act from their own observation (in the version each one
@@ -17,12 +20,16 @@ installed distribution declares (entry point group ``sichuan_env.resolvers``).
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
-from ._cli import int_arg, run
+from ._cli import int_arg, path_problem, run, write_atomic
 from .engine.actions import action_from_str
+from .envs.acting import SeatMemory, ask_one
 from .envs.pettingzoo import AGENTS, raw_env
 from .envs.render import render_seat
 from .plugins import agent_resolver
@@ -46,7 +53,8 @@ def make_bots(specs: Sequence[str], seed: int | None = None) -> list[Any]:
         raise ValueError(f"--opponents takes 1 or 3 agents, got {len(specs)}")
     if len(specs) == 1:
         specs *= 3
-    return [make_agent(s, seed=None if seed is None else seed + k) for k, s in enumerate(specs)]
+    # positional: the resolver contract is (spec, seed), whatever the parameters are named
+    return [make_agent(s, None if seed is None else seed + k) for k, s in enumerate(specs)]
 
 
 def _number(text: str, n: int) -> int | None:
@@ -88,13 +96,28 @@ def ask(prompt: str, legal: list[str], read: Callable[[str], str]) -> str | None
 def _check_bots(bots: Sequence[Any]) -> None:
     if len(bots) != 3:
         raise ValueError(f"opponents must be 3 agents, got {len(bots)}")
+    calls = ("act", "act_batch", "act_stateful", "act_states")
     for b in bots:
-        if not callable(getattr(b, "act", None)) or not isinstance(
+        if not any(callable(getattr(b, c, None)) for c in calls) or not isinstance(
             getattr(b, "obs_version", None), int
         ):
             raise ValueError(
-                f"an opponent must have obs_version and act(obs, mask), got {type(b).__name__}"
+                "an opponent must have obs_version and act(obs, mask) (or act_batch, "
+                f"act_stateful, act_states), got {type(b).__name__}"
             )
+
+
+def save_record(game: Any, path: Path) -> bool:
+    """Write ``game``'s record to ``path`` (JSON, whole or not at all); False and a line on stderr if not."""
+    try:
+        text = json.dumps(game.record(), indent=1) + "\n"
+        write_atomic(path, [text])
+    except (OSError, RuntimeError) as exc:
+        why = exc.strerror or exc if isinstance(exc, OSError) else exc
+        print(f"sichuan-play: cannot write the record to {path}: {why}", file=sys.stderr)
+        return False
+    print(f"record saved to {path} (replay it: sichuan-viewer {path})")
+    return True
 
 
 def play(
@@ -103,6 +126,7 @@ def play(
     seed: int | None,
     read: Callable[[str], str] = input,
     opponents: Sequence[Any] | None = None,
+    record_to: str | os.PathLike[str] | None = None,
 ) -> int:
     """Run one hand; returns 0 when it finished, 1 when the player quit.
 
@@ -113,9 +137,14 @@ def play(
         read: reads one line of the player's input (``input`` by default).
         opponents: the bots of the other seats in seat order after ``seat``
             (default: three ``heuristic`` agents from the registry).
+        record_to: save the hand's game record (JSON) here when the hand ends
+            or is abandoned (quit, end of input, an exception such as Ctrl-C);
+            a record that cannot be written is reported on stderr and makes the
+            result 1.
 
     Raises:
-        ValueError: for a bad seat, seed or opponents.
+        ValueError: for a bad seat, seed or opponents, or a ``record_to`` that
+            cannot be written (checked before the hand starts).
     """
     if isinstance(seat, bool) or not isinstance(seat, int):
         raise InputTypeError(f"seat must be an integer 0..3, got {echo(seat)}")
@@ -125,15 +154,34 @@ def play(
         raise InputTypeError(f"seed must be None or a non-negative integer, got {echo(seed)}")
     if seed is not None and seed < 0:
         raise ValueError(f"seed must be None or a non-negative integer, got {seed}")
+    if record_to is not None:
+        if not isinstance(record_to, (str, os.PathLike)):
+            raise InputTypeError(f"record_to must be None or a path, got {echo(record_to)}")
+        if problem := path_problem(Path(record_to)):
+            raise ValueError(f"record_to: {problem}")
     bots = list(make_bots(["heuristic"], seed) if opponents is None else opponents)
     _check_bots(bots)
     env = raw_env(rules)
     env.reset(seed=seed)
     game = env.game
+    status = 1
+    try:
+        status = _play_hand(env, seat, bots, read)
+    finally:  # also for Ctrl-C: the hand so far
+        if record_to is not None and not save_record(game, Path(record_to)):
+            status = 1
+    return status
+
+
+def _play_hand(env: raw_env, seat: int, bots: list[Any], read: Callable[[str], str]) -> int:
+    """The hand of ``env`` (just reset) from the player's first decision on; ``play``'s result."""
+    game = env.game
+    if game is None:
+        raise RuntimeError("the env has no hand: reset it before playing")
     by_seat = {(seat + 1 + k) % 4: bot for k, bot in enumerate(bots)}
+    memory = SeatMemory(1)  # stateful bots: one hand, each seat starts fresh
     print(f"You are seat {seat}. Seat {game.view(seat)['dealer']} deals. Type ? for help.\n")
-    while not game.is_over():
-        actor = game.to_act()
+    while (actor := game.to_act()) is not None:  # None: the hand is over
         if actor == seat:
             print(render_seat(game, seat))
             choice = ask(f"seat {seat} > ", game.legal(), read)
@@ -144,15 +192,9 @@ def play(
                 env.step(a)
         else:
             bot = by_seat[actor]
-            seen = env.observe_as(AGENTS[actor], bot.obs_version)  # each bot its own version
             before = len(game.record()["actions"])
-            if getattr(
-                bot, "reads_state", False
-            ):  # a search agent: the hand record, read-only copy
-                mask = seen["action_mask"][None]
-                env.step(int(bot.act_states(game._st.copy(), mask, game.rules)[0]))
-            else:
-                env.step(bot.act(seen["observation"], seen["action_mask"]))
+            mask = env.observe(AGENTS[actor])["action_mask"]
+            env.step(ask_one(bot, game.state_view(), mask, game.rules, actor, memory, 0))
             after = game.record()["actions"]
             if len(after) > before and after[-1][1] is not None:
                 print(f"  seat {actor}: {after[-1][1]}")
@@ -183,14 +225,25 @@ def main(argv: list[str] | None = None) -> int:
         metavar="AGENT",
         help="1 agent for all bots, or 3 (registered names or checkpoint paths)",
     )
+    p.add_argument(
+        "--record",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="save the hand's game record here (JSON; also when you quit midway)",
+    )
     args = p.parse_args(argv)
+    if args.record is not None and (problem := path_problem(args.record)):
+        p.error(f"--record: {problem}")
     try:
         bots = make_bots(args.opponents, args.seed)
         _check_bots(bots)
     except (ValueError, ImportError) as exc:
         p.error(str(exc))
     try:
-        return play(args.seat, PRESETS[args.preset], args.seed, opponents=bots)
+        return play(
+            args.seat, PRESETS[args.preset], args.seed, opponents=bots, record_to=args.record
+        )
     except KeyboardInterrupt:
         print("\nbye")
         return 1

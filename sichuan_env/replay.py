@@ -1,6 +1,6 @@
 """Step through a recorded hand: ``python -m sichuan_env.replay FILE [--seat S] [--all]``.
 
-FILE is a game record (RULES.md §10 JSON), or ``-`` for standard input. Each
+FILE is a game record (docs/rules.md §10 JSON), or ``-`` for standard input. Each
 action is shown with the table after it, from one seat's view (``--seat``)
 or with every hand shown (the default). Press Enter for the next action,
 ``q`` to stop; ``--all`` prints the whole hand without waiting (so does the

@@ -27,7 +27,9 @@ def set_threads(threads: int) -> None:
         raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
     import numba
 
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    # numba.config sets its NUMBA_* settings at import time (globals()), so they are not declared
+    cap = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+    numba.set_num_threads(min(threads, cap))
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(threads)

@@ -1,4 +1,4 @@
-"""Tiles, tile indices and the text notation of RULES.md §1.
+"""Tiles, tile indices and the text notation of docs/rules.md §1.
 
 A tile index is ``suit * 9 + rank - 1`` with suits in the order ``m`` (万
 characters), ``p`` (筒 dots), ``s`` (条 bamboo): 0..8 = 1m..9m, 9..17 = 1p..9p,
@@ -85,7 +85,7 @@ def tile_name(index: int) -> str:
     return f"{i % 9 + 1}{SUITS[i // 9]}"
 
 
-def suit_index(suit: str | int, *, name: str = "suit") -> int:
+def suit_index(suit: object, *, name: str = "suit") -> int:
     """Return the suit number 0..2 of ``"m"``, ``"p"``, ``"s"`` or of 0, 1, 2.
 
     Raises:

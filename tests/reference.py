@@ -1,6 +1,6 @@
 """A slow, independent reference for the hand core: the test oracle.
 
-Written from RULES.md directly, sharing no code with ``sichuan_env.kernels``:
+Written from docs/rules.md directly, sharing no code with ``sichuan_env.kernels``:
 win shapes by recursive decomposition, shanten as a minimum over enumerated
 targets, fan by scoring every decomposition of the hand.
 """

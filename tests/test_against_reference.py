@@ -1,4 +1,4 @@
-"""Kernels == the slow reference on random and constructed hands (RULES.md §5)."""
+"""Kernels == the slow reference on random and constructed hands (docs/rules.md §5)."""
 
 import numpy as np
 import pytest

@@ -123,7 +123,7 @@ def test_play_duplicate_rejects_bad_arguments():
 
 def test_heuristic_ukeire_matches_the_shanten_reference():
     """The key-arithmetic ukeire equals one shanten call per tile on thousands of random hands."""
-    from sichuan_env.agents.rule_based.heuristic import _ukeire, _ukeire_plain
+    from sichuan_env.agents.rule_based.heuristic import _ukeire_plain, ukeire
 
     from sichuan_env.kernels.tables import get_tables
 
@@ -140,7 +140,7 @@ def test_heuristic_ukeire_matches_the_shanten_reference():
                 hand[t] += 1
         unseen = rng.integers(0, 5, 27)
         void = int(rng.integers(-1, 3))
-        fast = _ukeire(hand, void, unseen, dist)
+        fast = ukeire(hand, void, unseen, dist)
         assert fast == _ukeire_plain(hand.copy(), void, unseen, dist), (hand, void)
         checked += 1
         tenpai += fast[0] == 0

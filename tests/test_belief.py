@@ -1,4 +1,4 @@
-"""Belief models: AUC/ECE helpers, baselines on built states, checkpoints, a tiny training run."""
+"""Belief models: the head table, baselines on built states, checkpoints, the shipped predictions."""
 
 import argparse
 import json
@@ -9,15 +9,16 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import sichuan_env.train.belief.baselines as B
+from sichuan_env.agents.belief import heads as H
 from sichuan_env.agents.belief.model import (
+    HEADS,
     BeliefConfig,
     BeliefModel,
     BeliefNet,
     read_belief_config,
     save_belief,
 )
-from sichuan_env.agents.nn.torch_agent import _sha256, config_path
-from sichuan_env.train.belief.report import auc, ece, reliability
+from sichuan_env.agents.checkpoint import config_path, rehash
 
 from sichuan_env import RuleConfig
 from sichuan_env.encoding import v2 as V2
@@ -25,46 +26,6 @@ from sichuan_env.encoding.observation import DISCARDS, MELDS, VISIBLE, VOIDS, WO
 
 ROWS = obs_rows(2, False)
 META = {"rules": RuleConfig().to_dict(), "command": "pytest", "commit": "x", "wall_clock_s": 1.0}
-
-
-# --- AUC and ECE on hand-built examples -------------------------------------------------------
-
-
-def test_auc_exact_values():
-    assert auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]) == 0.75
-    assert auc([0, 1], [0.5, 0.5]) == 0.5  # a tie counts one half
-    assert auc([0, 0, 1, 1], [1, 2, 2, 3]) == 0.875  # (1 + 0.5 + 1 + 1) / 4
-    assert auc([1, 1, 0], [3, 2, 1]) == 1.0
-    assert auc([1, 1, 0], [1, 2, 3]) == 0.0
-
-
-def test_auc_matches_pair_counting_with_ties():
-    rng = np.random.default_rng(0)
-    y = rng.integers(0, 2, 300).astype(bool)
-    s = rng.integers(0, 8, 300).astype(float)  # many ties
-    pos, neg = s[y], s[~y]
-    wins = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
-    assert auc(y, s) == pytest.approx(wins / (len(pos) * len(neg)), abs=1e-12)
-
-
-def test_auc_rejects_one_class_and_mismatch():
-    with pytest.raises(ValueError, match="both"):
-        auc([1, 1], [0.2, 0.3])
-    with pytest.raises(ValueError, match="differ"):
-        auc([0, 1], [0.2])
-
-
-def test_ece_exact_values():
-    # bin 1: p 0.1, rate 0.5 (gap 0.4, half the rows); bin 9: p 0.9, rate 1 (gap 0.1, half).
-    assert ece([0, 1, 1, 1], [0.1, 0.1, 0.9, 0.9], bins=10) == pytest.approx(0.25)
-    assert ece([0, 1, 0, 1], [0.5, 0.5, 0.5, 0.5]) == pytest.approx(0.0)
-    assert ece([1], [1.0], bins=10) == 0.0  # p == 1 is in the last bin
-    rel = reliability([0, 1, 1, 1], [0.1, 0.1, 0.9, 0.9], bins=10)
-    assert rel == {"mean_p": [0.1, 0.9], "rate": [0.5, 1.0], "count": [2, 2]}
-    with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        ece([0, 1], [0.5, 1.5])
-    with pytest.raises(ValueError, match="non-empty"):
-        ece([], [])
 
 
 # --- baselines on constructed observations --------------------------------------------------
@@ -137,7 +98,9 @@ def test_waits_and_deal_in_rules():
     o[0, WON + 1 : WON + 8 : 2] = 0
     assert (B.deal_in_live(B.features(o)) == 0).all()
     preds = B.predict(o)
-    assert set(preds) == {"tenpai", "waits", "hand", "deal_in"}
+    assert list(preds) == list(H.NAMES) and set(B.BASELINES) <= set(H.NAMES)
+    for h in H.HEADS:
+        assert all(p.shape == (1, *h.shape) for p in preds[h.name].values())
 
 
 def test_features_reject_v1():
@@ -192,9 +155,7 @@ def test_predict_shapes_ranges_and_bad_input():
 
 
 def _resign(path):
-    doc = json.loads(config_path(path).read_text())
-    doc["sha256"] = _sha256(path)
-    config_path(path).write_text(json.dumps(doc))
+    rehash(path)  # the sha256 of the weights and the config, as a doctored pair would have
 
 
 @pytest.mark.parametrize(
@@ -314,3 +275,116 @@ def test_shipped_checkpoint_loads_and_predicts():
     out = model.predict(_random_obs(3))
     assert out["waits"].shape == (3, 3, 27)
     assert all(np.isfinite(v).all() for v in out.values())
+
+
+# --- the head table --------------------------------------------------------------------------
+
+
+def test_the_head_table_drives_the_network_and_predict():
+    assert HEADS == H.NAMES == ("tenpai", "waits", "hand", "deal_in")
+    assert [h.width for h in H.HEADS] == [3, 3, 3, 1]  # per-opponent scalars, tile channels
+    net = _net()
+    assert net.tenpai_head.out_features == 3 and net.tile_head[-1].out_channels == 7
+    out = BeliefModel(net).predict(_random_obs(2))
+    assert {k: v.shape[1:] for k, v in out.items()} == {h.name: h.shape for h in H.HEADS}
+    # a network of some heads only: its outputs follow, in table order
+    cfg = BeliefConfig(hidden=16, layers=1, tile_channels=4, heads=["deal_in", "tenpai"])
+    assert cfg.heads == ("tenpai", "deal_in") and cfg.to_dict()["heads"] == ["tenpai", "deal_in"]
+    small = BeliefModel(BeliefNet(cfg))
+    assert small.heads == ("tenpai", "deal_in") and small.net.tile_head[-1].out_channels == 1
+    assert set(small.predict(_random_obs(2))) == {"tenpai", "deal_in"}
+    for bad, match in ((["tenpai", "nope"], "unknown"), (["hand", "hand"], "repeated"),
+                       (["waits", "hand"], "per-opponent"), ("tenpai", "list")):  # fmt: skip
+        with pytest.raises(ValueError, match=match):
+            BeliefConfig(heads=bad)
+
+
+def test_head_labels_and_cells_follow_the_table():
+    b = {
+        "tenpai": np.array([[True, False, False]]),
+        "active": np.array([[True, True, False]]),
+        "waits": np.zeros((1, 3, 27), np.uint8),
+        "hand": np.ones((1, 3, 27), np.uint8),
+        "deal_in": np.zeros((1, 3, 27), np.int64),
+        "legal": np.zeros((1, 27), bool),
+    }
+    b["deal_in"][0, 2, 5] = 8
+    b["legal"][0, [5, 6]] = True
+    tg = H.targets(b)
+    assert tg["deal_in"][0][0].nonzero()[0].tolist() == [5]
+    assert tg["deal_in"][1][0].nonzero()[0].tolist() == [5, 6]  # scored: legal discards
+    assert H.targets(b, scored=False)["deal_in"][1].all()  # the loss: every tile on own turn
+    assert tg["hand"][1][0].all(axis=1).tolist() == [True, True, False]
+    assert tg["waits"][1][0].all(axis=1).tolist() == [True, False, False]
+    with pytest.raises(ValueError, match="column"):
+        H.get("waits").label_of(np.zeros((1, 3)))
+    with pytest.raises(ValueError, match="unknown"):
+        H.get("shanten")
+    with pytest.raises(ValueError, match="shape"):
+        H.Head("x", (4,), "tenpai", "nonzero", "active", "active")
+    with pytest.raises(ValueError, match="top1"):
+        H.Head("x", (27,), "deal_in", "any_opponent", "legal", "legal", top1=True)
+    with pytest.raises(ValueError, match="per-opponent"):
+        H.Head("x", (27,), "deal_in", "any_opponent", "active", "legal")
+    with pytest.raises(ValueError, match="per-tile"):
+        H.Head("x", (3,), "tenpai", "nonzero", "active", "legal")
+    # a head that is not in the table yet: who deals in, per opponent and legal discard
+    by = H.Head("deal_in_by", (3, 27), "deal_in", "nonzero", "own_turn", "legal")
+    assert by.per_tile and by.width == 3
+    y, cells = by.label_of(b["deal_in"]), by.mask_of(b)
+    assert y.shape == cells.shape == (1, 3, 27) and y[0, 2, 5] and y.sum() == 1
+    assert cells[0].all(axis=0).nonzero()[0].tolist() == [5, 6] and cells[0].any(axis=0).sum() == 2
+    assert by.mask_of(b, scored=False).all()
+
+
+def test_checkpoints_without_heads_load_with_the_first_four(tmp_path):
+    path = save_belief(tmp_path / "old.pt", _net(), META)
+    doc = json.loads(config_path(path).read_text())
+    assert doc["arch"]["heads"] == list(H.NAMES)
+    del doc["arch"]["heads"]
+    config_path(path).write_text(json.dumps(doc))
+    rehash(path)  # an old checkpoint's config is as it was written, hash included
+    assert BeliefModel.load(path).heads == H.FIRST_HEADS
+
+
+# --- the shipped checkpoint's predictions, pinned ----------------------------------------------
+
+
+def _fixed_obs():
+    """Four sparse observations from integer arithmetic only (no RNG, no engine)."""
+    n, r, t = np.meshgrid(np.arange(4), np.arange(ROWS), np.arange(27), indexing="ij")
+    return (((n * 7919 + r * 104729 + t * 1299709) % 97) < 2 + 2 * n).astype(np.uint8)
+
+
+# Computed with the shipped belief.pt before the head table existed (commit b5aebff):
+# tenpai [4, 3]; for the other heads, per row (and opponent) the sum over tiles of p and of
+# (tile + 1) * p.
+SHIPPED = {
+    "tenpai": [[0.91597, 0.75497, 0.82206], [0.99897, 0.9992, 0.99824],
+               [0.99997, 0.99999, 0.99988], [1.0, 1.0, 0.99998]],
+    "waits": [[[3.4212, 47.0713], [3.753, 52.4373], [3.1263, 41.6039]],
+              [[2.5461, 32.7853], [2.8037, 33.4489], [3.9904, 53.8381]],
+              [[1.3078, 18.5541], [1.6115, 21.8709], [2.7105, 39.4827]],
+              [[0.4354, 6.1133], [0.361, 5.8191], [1.4317, 17.6814]]],
+    "hand": [[[11.58, 147.0728], [12.5766, 162.9062], [11.6911, 147.6411]],
+             [[6.2083, 74.6066], [8.8195, 101.2152], [13.2975, 177.3028]],
+             [[3.0046, 33.8967], [5.0979, 53.6838], [10.205, 139.3473]],
+             [[1.0854, 15.7716], [0.8146, 13.8065], [5.8258, 66.2258]]],
+    "deal_in": [[4.7247, 64.8142], [7.1444, 94.1866], [5.3708, 73.103], [2.8344, 36.9746]],
+}  # fmt: skip
+SHIPPED_TENPAI_LOGITS_ROW0 = [2.38884, 1.1253, 1.53038]
+
+
+def test_shipped_predictions_are_unchanged():
+    model = BeliefModel.load("belief")
+    assert model.heads == H.FIRST_HEADS
+    obs = _fixed_obs()
+    out = model.predict(obs)
+    assert list(out) == list(SHIPPED)
+    w = np.arange(1, 28, dtype=np.float64)
+    np.testing.assert_allclose(out["tenpai"], SHIPPED["tenpai"], atol=2e-5)
+    for k in ("waits", "hand", "deal_in"):
+        v = out[k].astype(np.float64)
+        np.testing.assert_allclose(np.stack([v.sum(-1), v @ w], -1), SHIPPED[k], atol=2e-4)
+    logits = model.logits(obs)
+    np.testing.assert_allclose(logits["tenpai"][0], SHIPPED_TENPAI_LOGITS_ROW0, atol=2e-4)

@@ -9,7 +9,6 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("pyarrow")
 
 import sichuan_env.train.belief.report as belief_report
-import sichuan_env.train.belief.seq as belief_seq
 import sichuan_env.train.belief.train as belief
 from sichuan_env.agents.belief.model import (
     BeliefConfig,
@@ -18,7 +17,9 @@ from sichuan_env.agents.belief.model import (
     check_tokens,
     save_belief,
 )
-from sichuan_env.train.data.dataset import iter_batches, read_meta, shards
+from sichuan_env.agents.checkpoint import rehash
+from sichuan_env.train.belief import batches
+from sichuan_env.train.data.dataset import EventTable, iter_batches, read_meta, shards
 from sichuan_env.train.data.make_dataset import generate
 
 from sichuan_env import RuleConfig
@@ -53,7 +54,7 @@ def _batch(data, n=300):
 
 
 def test_event_table_matches_the_replayed_hand(data):
-    events = belief_seq.EventTable(data)
+    events = EventTable(data)
     b = _batch(data)
     tok = events.row_tokens(b)
     ends = (tok != 0).sum(axis=1)
@@ -71,15 +72,16 @@ def test_event_table_matches_the_replayed_hand(data):
 
 def test_grouped_training_batch_equals_per_row_predict(data):
     net = _net()
-    events = belief_seq.EventTable(data)
-    d = belief_seq.load_rows(shards(data)[0], events)
-    idx = belief_seq.groups(d, 200, np.random.default_rng(0))[0]
-    b = belief_seq.take(d, idx, ROWS, events)
+    events = EventTable(data)
+    heads = net.config.head_specs
+    d = batches.load_shard(shards(data)[0], heads, events)
+    idx = batches.batch_indices(d, 200, np.random.default_rng(0), sequences=True)[0]
+    b = batches.take(d, idx, ROWS, heads, [events])
     assert len(b["tokens"]) < len(idx)  # rows share their (hand, seat) sequence
     with torch.no_grad():
-        grouped = belief_seq.forward(net, b)
+        grouped = batches.forward(net, b)
     rows = {k: d[k][idx] for k in ("game_id",)}
-    rows["seat"] = (d["key"][idx] % 4).astype(np.int8)
+    rows["seat"] = (d["key"][idx] // batches.MAX_FOLDERS % 4).astype(np.int8)
     rows["decision"] = _decisions(data, d, idx)
     per_row = BeliefModel(net).logits(b["obs"].numpy(), events.row_tokens(rows))
     for k, v in grouped.items():
@@ -138,6 +140,7 @@ def test_seq_checkpoint_round_trip_and_old_configs(tmp_path):
     doc = json.loads(cfg.read_text())
     del doc["arch"]["seq_hidden"], doc["arch"]["seq_embed"]
     cfg.write_text(json.dumps(doc))
+    rehash(path)  # an old checkpoint's config is as it was written, hash included
     assert not BeliefModel.load(path).needs_tokens
     for bad in ({"seq_hidden": 4}, {"seq_hidden": True}, {"seq_embed": 2000}):
         with pytest.raises(ValueError):
@@ -150,10 +153,10 @@ def test_init_from_a_planes_checkpoint_starts_identical(data, tmp_path):
     args = belief.build_parser().parse_args(
         ["--data", str(data), "--arch", "seq", "--init", str(path), "--seq-hidden", "16"]
     )
-    net = belief_seq._new_net(args).eval()
+    net = belief.new_net(args).eval()
     assert net.config.seq_hidden == 16 and net.config.hidden == 16
     b = _batch(data, 50)
-    tok = belief_seq.EventTable(data).row_tokens(b)
+    tok = EventTable(data).row_tokens(b)
     a = BeliefModel(src).predict(b["obs"])
     c = BeliefModel(net).predict(b["obs"], tok)
     for k in a:
@@ -183,3 +186,33 @@ def test_tiny_seq_run_learns_resumes_and_reports(data, tmp_path):
     assert heads["tenpai"]["model"]["auc"] > 0.75 and "count rule" in heads["tenpai"]
     with pytest.raises(SystemExit):
         belief.main(["--data", str(data), "--run", str(tmp_path / "x"), "--init", "belief"])
+
+
+def test_batches_of_rows_and_of_sequences_across_folders(data):
+    events = EventTable(data)
+    heads = BeliefConfig().head_specs
+    parts = [batches.load_shard(shards(data)[0], heads, events, folder) for folder in (0, 1)]
+    d = batches.concat_rows(parts)
+    n = len(parts[0]["game_id"])
+    rows = batches.batch_indices(d, 64, np.random.default_rng(0), sequences=False)
+    assert all(len(i) == 64 for i in rows) and len(rows) == 2 * n // 64
+    every = batches.batch_indices(d, 64, None, sequences=False)
+    assert np.array_equal(np.concatenate(every), np.arange(2 * n))
+    seqs = batches.batch_indices(d, 64, None, sequences=True)
+    assert sorted(np.concatenate(seqs).tolist()) == list(range(2 * n))
+    for idx in seqs[:3]:  # a (hand, seat) sequence never mixes folders
+        b = batches.take(d, idx, ROWS, heads, [events, events])
+        tok = b["tokens"].numpy()[b["seq"].numpy()]
+        half = {k: d[k][idx] for k in ("game_id",)}
+        half["seat"] = (d["key"][idx] // batches.MAX_FOLDERS % 4).astype(np.int8)
+        half["decision"] = _decisions(data, d, idx % n)
+        want = events.row_tokens(half)
+        for i, end in enumerate(b["ends"].numpy()):
+            np.testing.assert_array_equal(tok[i, :end], want[i, :end])
+        own_turn = d["legal"][idx].any(axis=1)
+        assert (b["m:deal_in"].numpy() == own_turn[:, None]).all()  # the loss: every tile
+        assert (b["s:deal_in"] == d["legal"][idx]).all()  # scored: the legal discards
+    with pytest.raises(ValueError, match="events"):
+        batches.batch_indices({"game_id": d["game_id"]}, 8, None, sequences=True)
+    with pytest.raises(ValueError, match="folder"):
+        batches.load_shard(shards(data)[0], heads, events, batches.MAX_FOLDERS)

@@ -132,7 +132,9 @@ def test_console_scripts_point_at_entry_points():
     text = (ROOT / "pyproject.toml").read_text()
     section = text.split("[project.scripts]", 1)[1].split("\n[", 1)[0]
     scripts = dict(re.findall(r'^([\w-]+) = "([\w.:]+)"$', section, flags=re.MULTILINE))
-    assert set(scripts) == {"sichuan-play", "sichuan-replay", "sichuan-eval", "sichuan-viewer"}
+    assert set(scripts) == {
+        "sichuan-play", "sichuan-replay", "sichuan-eval", "sichuan-ladder", "sichuan-viewer"
+    }
     for target in scripts.values():
         module, _, attr = target.partition(":")
         fn = getattr(__import__(module, fromlist=[attr]), attr)

@@ -1,4 +1,4 @@
-"""Hand-built scenarios, one per rule of RULES.md §4, §7 and §10.1.
+"""Hand-built scenarios, one per rule of docs/rules.md §4, §7 and §10.1.
 
 Seat 3 holds only s tiles (void m) in most scenarios, so it never claims the
 m/p discards of the others (who are void s).

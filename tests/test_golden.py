@@ -59,7 +59,7 @@ def test_hand_worked_records_exist_and_match_their_builder():
 
 @pytest.mark.parametrize("path", HAND_WORKED, ids=lambda p: p.stem)
 def test_hand_worked_results(path):
-    """Results typed in by hand from RULES.md: every field must equal the engine's replay."""
+    """Results typed in by hand from docs/rules.md: every field must equal the engine's replay."""
     record = json.loads(path.read_text())
     game = Game.from_record(record)  # compares scores, wins, payments, end, next_dealer
     got = game.result()

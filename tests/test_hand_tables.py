@@ -1,4 +1,4 @@
-"""Rule tables in notation for win shape, waits and shanten (RULES.md §5)."""
+"""Rule tables in notation for win shape, waits and shanten (docs/rules.md §5)."""
 
 import numpy as np
 import pytest

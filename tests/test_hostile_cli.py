@@ -191,7 +191,7 @@ def test_play_bad_usage_in_process(argv, capsys):
 def test_evaluate_hostile_arguments(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    ev = ["-m", "sichuan_env.agents.eval.evaluate", "--quiet"]
+    ev = ["-m", "sichuan_env.agents.eval", "--quiet"]
     cases = {
         "walls 0": ([*ev, "--walls", "0"], None),
         "walls -5": ([*ev, "--walls", "-5"], None),
@@ -216,7 +216,7 @@ def _blocked(tmp_path):
 
 
 BAD_USAGE = {
-    "sichuan_env.agents.eval.evaluate": [
+    "sichuan_env.agents.eval.cli": [
         ["--walls", str(10**12)],
         ["--walls", "many"],
         ["--lineup", "heuristic", "random", "random"],
@@ -283,7 +283,7 @@ def test_a_reader_that_goes_away_is_no_traceback():
     py = sys.executable
     golden = str(GOLDEN[0])
     commands = {
-        "evaluate": f"'{py}' -m sichuan_env.agents.eval.evaluate --walls 2 --quiet",
+        "evaluate": f"'{py}' -m sichuan_env.agents.eval --walls 2 --quiet",
         "replay": f"'{py}' -m sichuan_env.replay '{golden}' --all",
         "play": f"yes 0 | '{py}' -m sichuan_env.play --seed 1",
     }

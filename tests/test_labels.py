@@ -36,7 +36,7 @@ def reference_labels(game: Game, me: int) -> dict:
         deal_in = [0] * 27
         if active:
             for t in range(27):
-                if _held(hand, melds, t) >= 4:  # RULES.md §5: melds count too
+                if _held(hand, melds, t) >= 4:  # docs/rules.md §5: melds count too
                     continue
                 plus = list(hand)
                 plus[t] += 1
@@ -179,7 +179,7 @@ def test_winners_have_no_waits_and_vector_env_agrees():
             assert np.array_equal(labels[key][i], value), key
 
 
-# RULES.md §5: a tile the opponent already holds 4 times (hand and melds) is no wait. Seat 1's
+# docs/rules.md §5: a tile the opponent already holds 4 times (hand and melds) is no wait. Seat 1's
 # 13 tiles, its claim on the dealer's 7p (the tail tile 5s is the kong's replacement), then its
 # discard of 5s; the waits of seat 1's concealed part + melds, and whether it is tenpai.
 FOUR_COPIES = [
@@ -235,7 +235,7 @@ def _independent_labels(game: Game, me: int, seen: dict) -> tuple[np.ndarray, np
                 3 if kind == "pong" else 4 for kind, tile in melds if tile_index(tile) == t
             )
             if held >= 4:
-                seen["four_copies"] += 1  # the case RULES.md §5 excludes
+                seen["four_copies"] += 1  # the case docs/rules.md §5 excludes
                 continue
             plus = concealed.copy()
             plus[t] += 1

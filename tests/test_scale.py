@@ -1,19 +1,17 @@
-"""Scale-out on a local Ray (2 CPUs): evaluation, datasets and PPO rollouts; Gymnasium + SB3."""
+"""Scale-out on a local Ray (2 CPUs): evaluation, datasets and PPO rollouts (``-m ray``).
 
-import importlib.util
+The tests without a cluster (imports, usage errors, buffer transport) run in the fast tier.
+"""
+
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
-
-ray = pytest.importorskip("ray")
-pytest.importorskip("sb3_contrib")
-torch = pytest.importorskip("torch")
-pq = pytest.importorskip("pyarrow.parquet")
-
+import torch
 from sichuan_env.agents.eval import cli as evaluate
 from sichuan_env.agents.eval.distributed import RayMissingError, import_ray
 from sichuan_env.agents.nn.torch_agent import TorchAgent
@@ -28,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def local_ray():
+    import ray  # the scale extra; CI installs it, so a missing Ray fails the ray tier
+
     ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)
     yield ray
     ray.shutdown()
@@ -48,6 +48,7 @@ def test_a_missing_ray_is_a_clear_usage_error(monkeypatch, tmp_path, capsys):
     assert exc.value.code == 2 and ".[scale]" in capsys.readouterr().err
 
 
+@pytest.mark.ray
 def test_distributed_evaluation_equals_the_single_process_run(local_ray, tmp_path):
     # a sampling agent (random) in the lineup: equal figures need the per-block reseeding
     common = ["--walls", "12", "--block-walls", "4", "--seed", "5", "--quiet"]
@@ -61,6 +62,7 @@ def test_distributed_evaluation_equals_the_single_process_run(local_ray, tmp_pat
     assert local["agents"]["random"]["seat_hands"] == 12 * 4 * 2
 
 
+@pytest.mark.ray
 def test_make_dataset_on_ray_writes_the_rows_of_the_local_run(local_ray, tmp_path):
     kw = {"obs_version": 2, "seed": 3, "num_envs": 4, "shard_rows": 1000, "progress": False}
     lineup = ["heuristic", "random", "heuristic", "value"]
@@ -83,6 +85,7 @@ def _ppo(run, *extra):
     return ppo.main(args)
 
 
+@pytest.mark.ray
 def test_distributed_ppo_writes_a_checkpoint_that_loads(local_ray, tmp_path):
     row = _ppo(tmp_path / "ray2", "--ray", "local", "--workers", "2")
     assert row["iteration"] == 2 and row["stored"] > 0 and np.isfinite(row["pg_loss"])
@@ -120,17 +123,106 @@ def test_buffers_travel_and_extend_with_shifted_trajectory_links():
         extend_buffer(ppo.Buffer(8, 83, 0), part)
 
 
-def test_check_env_and_a_few_hundred_maskable_ppo_steps():
-    import gymnasium
-    from gymnasium.utils.env_checker import check_env
+def _free_port() -> int:
+    import socket
 
-    env = gymnasium.make("SichuanMahjong-v0", opponents=("heuristic",) * 3)
-    check_env(env.unwrapped, skip_render_check=True)
-    spec = importlib.util.spec_from_file_location("sb3_example", ROOT / "examples/sb3_maskable_ppo.py")  # fmt: skip
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
-    model = example.train(256, seed=0)
-    assert model.num_timesteps >= 256
-    results = example.evaluate(model, 2, seed=1)
-    for s in results.values():
-        assert s["hands"] == 2 and np.isfinite(s["points_per_hand"])
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed again: nothing listens there
+
+
+@pytest.mark.ray
+def test_bad_and_unreachable_ray_addresses_are_one_line(monkeypatch, tmp_path, capsys):
+    import time
+
+    import ray
+    from sichuan_env.agents.eval.distributed import RayUnavailableError, init_ray, probe
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)  # as in a fresh process
+    monkeypatch.setattr(ray, "init", lambda **kw: pytest.fail(f"ray.init({kw}) was called"))
+    for bad in ("", " ", "x", "host:", "host:0", "host:70000", "ray://"):
+        with pytest.raises(RayUnavailableError, match="'local', 'auto' or host:port"):
+            init_ray(bad, 2)
+    port = _free_port()
+    t0 = time.perf_counter()
+    with pytest.raises(RayUnavailableError, match=f"no Ray cluster at 127.0.0.1:{port}"):
+        init_ray(f"127.0.0.1:{port}", 2)
+    import socket
+
+    def silent(address, timeout):  # a host that drops the packets: the connect times out
+        raise TimeoutError("timed out")
+
+    monkeypatch.setattr(socket, "create_connection", silent)
+    with pytest.raises(
+        RayUnavailableError, match=r"no Ray cluster at h:6379 \(timed out within 0.5 s\)"
+    ):
+        probe("h", 6379, timeout=0.5)
+    monkeypatch.undo()
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda **kw: pytest.fail(f"ray.init({kw}) was called"))
+    assert time.perf_counter() - t0 < 5  # not minutes of ray.init retries
+    # the CLIs: one usage line each, no traceback
+    ppo_args = ["--run", str(tmp_path / "p"), "--envs", "4", "--steps", "4", "--hidden", "8",
+                "--layers", "1", "--threads", "1", "--quiet", "--iterations", "1"]  # fmt: skip
+    for main, argv in (
+        (evaluate.main, ["--walls", "1", "--quiet", "--ray", ""]),
+        (evaluate.main, ["--walls", "1", "--quiet", "--ray", f"127.0.0.1:{port}"]),
+        (ppo.main, [*ppo_args, "--ray", ""]),
+        (ppo.main, [*ppo_args, "--ray", f"127.0.0.1:{port}"]),
+        (make_dataset.main, ["--out", str(tmp_path / "d"), "--hands", "2", "--ray", "x:"]),
+    ):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and "Traceback" not in err, err
+        assert "error: " in err.strip().splitlines()[-1]
+    assert not (tmp_path / "p").exists() and not (tmp_path / "d").exists()
+
+
+def _kill_first_playing_worker(found: dict, stop) -> None:
+    """SIGKILL the first ``EvalWorker`` process seen running ``play`` (Ray sets the title)."""
+    import os
+    import signal
+
+    while not stop.is_set():
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    title = f.read()
+            except OSError:
+                continue
+            if b"EvalWorker.play" in title:
+                os.kill(int(pid), signal.SIGKILL)
+                found["pid"] = int(pid)
+                return
+        stop.wait(0.005)
+
+
+@pytest.mark.ray
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="Linux /proc")
+def test_a_killed_evaluation_worker_is_restarted_and_its_block_replayed(local_ray):
+    import threading
+
+    from sichuan_env.agents.eval.distributed import play_duplicate_ray
+    from sichuan_env.agents.eval.evaluate import make_lineup_agents, play_duplicate
+
+    from sichuan_env import RuleConfig
+
+    lineup = ["heuristic", "random", "random", "value"]  # a sampling agent: reseeding matters
+    walls, seed, block = 24, 5, 4
+    local = play_duplicate(lineup, walls, RuleConfig(), seed, False,
+                           make_lineup_agents(lineup, seed), block)  # fmt: skip
+    found: dict = {}
+    stop = threading.Event()
+    killer = threading.Thread(target=_kill_first_playing_worker, args=(found, stop))
+    killer.start()
+    try:
+        dist = play_duplicate_ray(lineup, walls, RuleConfig(), seed, address="local", workers=2,
+                                  block_walls=block, progress=False)  # fmt: skip
+    finally:
+        stop.set()
+        killer.join()
+    assert found, "no worker was caught playing: the match ended first"
+    assert dist == local  # the killed worker's block was played again, identically

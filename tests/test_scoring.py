@@ -1,4 +1,4 @@
-"""Fan scoring tables (RULES.md §5, §6, §7.3, §12): one row per rule; the inputs it rejects.
+"""Fan scoring tables (docs/rules.md §5, §6, §7.3, §12): one row per rule; the inputs it rejects.
 
 ``score_win`` hand by hand; the comparisons with the slow reference, the batched
 scorer and suit symmetry are ``test_scoring_reference.py``.
@@ -10,7 +10,7 @@ import pytest
 from sichuan_env import RuleConfig, best_wait_score, parse, score_win, tile_index
 from sichuan_env.kernels import layout as L
 
-# RULES.md §12, every row: (concealed, melds, context, fan, base)
+# docs/rules.md §12, every row: (concealed, melds, context, fan, base)
 SECTION_12 = [
     ("123m345m222p999p66p", [], {}, 1, "pinghu"),
     ("111m444m222p999p66p", [], {}, 2, "duidui"),
@@ -187,7 +187,7 @@ def test_best_wait_score():
     assert best_wait_score("123m456m789m5p", [("pong", "6p")]) is not None
 
 
-# One hand per base pattern (RULES.md §6.1): every pattern the kernel knows is reachable.
+# One hand per base pattern (docs/rules.md §6.1): every pattern the kernel knows is reachable.
 EVERY_BASE = {
     "pinghu": ("123m345m222p999p66p", [], {}),
     "duidui": ("111m444m222p999p66p", [], {}),

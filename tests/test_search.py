@@ -3,7 +3,8 @@ the search reads nothing hidden, answers are legal and reproducible, and it plug
 
 import numpy as np
 import pytest
-from sichuan_env.agents.eval.evaluate import play_duplicate, summarize
+from sichuan_env.agents.eval.evaluate import play_duplicate
+from sichuan_env.agents.eval.match_stats import summarize
 from sichuan_env.agents.rule_based.fused import run_styles_at
 from sichuan_env.agents.search.agent import SearchAgent
 from sichuan_env.agents.search.rollout import determinize_at
@@ -206,13 +207,27 @@ def test_search_agent_plays_in_the_terminal_game(capsys):
 def test_search_agents_as_gymnasium_opponents():
     import gymnasium
 
+    from sichuan_env.engine.game import Game
+
     env = gymnasium.make("SichuanMahjong-v0", opponents=("search", "heuristic", "search"))
-    for agent in env.unwrapped.opponents:
+    calls = {}
+    for k, agent in enumerate(env.unwrapped.opponents):
         if agent.name == "search":
             agent.samples, agent.draws = 2, 1
+            real = agent.act_states
+
+            def counted(states, masks, rules, real=real, k=k):
+                calls[k] = calls.get(k, 0) + 1
+                return real(states, masks, rules)
+
+            agent.act_states = counted
     _, info = env.reset(seed=0)
     done, steps = False, 0
     while not done:
         _, _, done, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
         steps += 1
-    assert steps > 3 and env.unwrapped.game.is_over()
+    # both searching seats were asked through act_states (the host handed them the records)
+    assert sorted(calls) == [0, 2] and min(calls.values()) >= 2
+    record = env.unwrapped.game.record()
+    replayed = Game.from_record(record)  # the hand the search played is a legal, replayable hand
+    assert replayed.result() == record["result"] and steps > 3

@@ -85,7 +85,7 @@ def test_cli_writes_resumable_shards(tmp_path):
     (out / "tmp-shard-00009.npz").write_bytes((out / "shard-00000.npz").read_bytes())
     assert len(sl.load_labels(out)["obs"]) == len(first["obs"])
     (out / "shard-00002.npz").write_bytes(b"PK\x03\x04 not a zip")
-    with pytest.raises(ValueError, match="not a readable label shard"):
+    with pytest.raises(ValueError, match="not a label shard"):
         sl.load_labels(out)
     (out / "shard-00002.npz").unlink()
     # extending a run whose last shard was partial makes that shard again, whole

@@ -10,11 +10,12 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from sichuan_env.agents import Agent, make_agent
-from sichuan_env.agents.eval.evaluate import play_duplicate, summarize
+from sichuan_env.agents.checkpoint import digest
+from sichuan_env.agents.eval.evaluate import play_duplicate
+from sichuan_env.agents.eval.match_stats import summarize
 from sichuan_env.agents.nn.policy import PolicyConfig, PolicyNet, count_parameters, masked_logits
 from sichuan_env.agents.nn.torch_agent import (
     TorchAgent,
-    _sha256,
     config_path,
     export_acting,
     load_network,
@@ -119,6 +120,11 @@ def _rewrite(path, doc):
     config_path(path).write_text(json.dumps(doc), encoding="utf-8")
 
 
+def _rehash(path, doc):
+    """Write ``doc`` with the sha256 of the weights and ``doc`` (a consistent, doctored pair)."""
+    _rewrite(path, {**doc, "sha256": digest(path, doc)})
+
+
 def test_hostile_checkpoints_are_clear_errors(tmp_path):
     path = _save(tmp_path, _net())
     good = json.loads(config_path(path).read_text())
@@ -135,14 +141,19 @@ def test_hostile_checkpoints_are_clear_errors(tmp_path):
         with pytest.raises(ValueError, match=message):
             TorchAgent.load(path)
     # a consistent pair whose architecture does not fit the tensors
-    _rewrite(path, {**good, "arch": {**good["arch"], "hidden": 64}})
-    with pytest.raises(ValueError, match="should be"):
+    for hidden in (16, 64):
+        _rehash(path, {**good, "arch": {**good["arch"], "hidden": hidden}})
+        with pytest.raises(ValueError, match="should be"):
+            TorchAgent.load(path)
+    # the config is hashed too: editing it alone (a metric, the rules) is caught
+    _rewrite(path, {**good, "method": "edited"})
+    with pytest.raises(ValueError, match="do not match the sha256"):
         TorchAgent.load(path)
     # NaN weights with a matching hash (someone edited both files)
     state = _net().state_dict()
     state["policy.bias"][0] = float("nan")
     torch.save(state, path)
-    _rewrite(path, {**good, "sha256": _sha256(path)})
+    _rehash(path, good)
     with pytest.raises(ValueError, match="non-finite"):
         TorchAgent.load(path)
     # not JSON; not a torch file; a pickle of something else is refused by weights_only
@@ -150,7 +161,7 @@ def test_hostile_checkpoints_are_clear_errors(tmp_path):
     with pytest.raises(ValueError, match="not valid JSON"):
         TorchAgent.load(path)
     path.write_bytes(b"garbage")
-    _rewrite(path, {**good, "sha256": _sha256(path)})
+    _rehash(path, good)
     with pytest.raises(ValueError, match="cannot be read"):
         TorchAgent.load(path)
     with pytest.raises(ValueError, match="no shipped checkpoint"):

@@ -46,7 +46,8 @@ def test_bc_of_the_heuristic_runs_end_to_end_and_resumes(tmp_path):
     bc.main([*args, "--epochs", "3"])
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["epoch"] for r in rows] == [1, 2, 3]
-    assert rows[-1]["val_acc"] > 0.3  # far above chance among the legal actions
+    # plumbing only: that behaviour cloning learns is test_bc_learns_a_synthetic_task's job
+    assert all(0.0 <= r["val_acc"] <= 1.0 and np.isfinite(r["val_loss"]) for r in rows)
     bc.main([*args, "--epochs", "4", "--resume"])
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["epoch"] for r in rows] == [1, 2, 3, 4]

@@ -4,7 +4,10 @@
 - ``MetricLog``: one JSON object per line (``metrics.jsonl``), mirrored to
   TensorBoard when asked and installed.
 - ``save_run`` / ``load_run``: a run's ``last.pt`` (+ JSON, see
-  ``sichuan_env.agents.nn.torch_agent``) and ``state.pt`` (optimizer and counters), for ``--resume``.
+  ``sichuan_env.agents.checkpoint``) and ``state.pt`` (optimizer and counters), for
+  ``--resume``; nothing is saved unless weights and optimizer state are finite, and
+  nothing loaded is trusted (``read_state``, ``check_counters``, ``load_optimizer``:
+  any training script's run state, the belief model's too).
 - ``evaluate_vs_heuristic``: a duplicate match of a network in one seat
   against three ``HeuristicAgent``s (``sichuan_env.agents.eval.evaluate``), points per hand
   with a 95% confidence interval.
@@ -13,15 +16,19 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
-from sichuan_env.agents.eval.evaluate import make_lineup_agents, play_duplicate, summarize
+from sichuan_env.agents.checkpoint import check_finite_module
+from sichuan_env.agents.eval.evaluate import make_lineup_agents, play_duplicate
+from sichuan_env.agents.eval.match_stats import summarize
 from sichuan_env.agents.nn.policy import PolicyNet
 from sichuan_env.agents.nn.torch_agent import (
     TorchAgent,
@@ -113,10 +120,154 @@ class MetricLog:
             self._tb.close()
 
 
+MAX_STATE_BYTES = 1 << 30
+"""Bytes a run's ``state.pt`` may take (the optimizer's moments: twice the weights, and more)."""
+MAX_COUNTER = 2**62
+"""Integer counters lie in ``0..MAX_COUNTER``."""
+BEST = "best"
+"""A counter type: a float that may be +-inf (a best-so-far that starts unset), never NaN."""
+
+
+def read_state(path: Path) -> dict[str, Any]:
+    """A run's ``state.pt``: ``{"optimizer": dict, "counters": dict}``, read safely.
+
+    Raises:
+        ValueError: missing, not a file, larger than ``MAX_STATE_BYTES``, truncated or
+            otherwise unreadable by ``torch.load(weights_only=True)`` (which refuses
+            pickled objects), or without the two dicts.
+    """
+    if not path.is_file():
+        raise ValueError(f"cannot resume: {path} is missing")
+    if path.stat().st_size > MAX_STATE_BYTES:
+        raise ValueError(f"cannot resume: {path} is larger than {MAX_STATE_BYTES} bytes")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001  (torch raises many kinds for a damaged file)
+        text = " ".join(str(exc).split())[:200]
+        raise ValueError(f"cannot resume: {path} cannot be read: {text}") from None
+    if (
+        not isinstance(state, dict)
+        or not isinstance(state.get("optimizer"), dict)
+        or not isinstance(state.get("counters"), dict)
+    ):
+        raise ValueError(f"cannot resume: {path} is not a training state")
+    return state
+
+
+def check_counters(counters: object, types: Mapping[str, Any], what: str) -> dict[str, Any]:
+    """``counters`` after checking they are exactly ``types``' keys, each of its type.
+
+    ``types`` maps each key to ``int`` (``0..MAX_COUNTER``), ``float`` (finite, an int
+    accepted) or ``BEST`` (a float, +-inf allowed, never NaN).
+
+    Raises:
+        ValueError: not a dict, missing or unknown keys (a run of another script), or a
+            value of the wrong type or range.
+    """
+    if not isinstance(counters, dict):
+        raise ValueError(f"{what}: the counters are not a dict")
+    missing = sorted(set(types) - set(counters))
+    extra = sorted(str(k)[:40] for k in set(counters) - set(types))
+    if missing or extra:
+        raise ValueError(
+            f"{what}: counters missing {missing}, unexpected {extra[:5]} (a run of another script?)"
+        )
+    out: dict[str, Any] = {}
+    for key, typ in types.items():
+        v = counters[key]
+        if typ is int:
+            ok = isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_COUNTER
+        else:
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)
+            ok = ok and (typ == BEST or math.isfinite(v))
+            v = float(v) if ok else v
+        if not ok:
+            shown = repr(v)[:40]
+            raise ValueError(
+                f"{what}: counter {key!r} is {shown}, not a valid {getattr(typ, '__name__', typ)}"
+            )
+        out[key] = v
+    return out
+
+
+def _check_tensor_value(v: torch.Tensor, what: str) -> None:
+    if v.layout != torch.strided or v.device.type != "cpu" or v.is_quantized:
+        raise ValueError(f"{what} is not a dense CPU tensor")
+    if (v.is_floating_point() or v.is_complex()) and not bool(torch.isfinite(v).all()):
+        raise ValueError(f"{what} holds non-finite values")
+
+
+def check_optimizer(opt: torch.optim.Optimizer, what: str) -> None:
+    """Raise ``ValueError`` unless ``opt``'s state is finite and shaped like its parameters.
+
+    Every numeric hyper-parameter of every group is finite (the learning rate > 0), and
+    every state tensor of a parameter is a dense CPU tensor with finite values, of the
+    parameter's shape unless a scalar (Adam's ``step``).
+    """
+    for g, group in enumerate(opt.param_groups):
+        for key, value in group.items():
+            if key == "params":
+                continue
+            values = value if isinstance(value, (tuple, list)) else (value,)
+            for x in values:
+                if isinstance(x, bool) or not isinstance(x, (int, float)):
+                    continue
+                if not math.isfinite(x):
+                    raise ValueError(f"{what}: param group {g} has {key} = {value}")
+        lr = group.get("lr")
+        if isinstance(lr, (int, float)) and not isinstance(lr, bool) and not lr > 0:
+            raise ValueError(f"{what}: param group {g} has lr = {lr}")
+        for i, p in enumerate(group["params"]):
+            for key, v in opt.state.get(p, {}).items():
+                name = f"{what}: state {key!r} of parameter {i} (group {g})"
+                if isinstance(v, torch.Tensor):
+                    _check_tensor_value(v, name)
+                    if v.dim() and v.shape != p.shape:
+                        raise ValueError(f"{name} has shape {tuple(v.shape)}, not {tuple(p.shape)}")
+                elif isinstance(v, float) and not math.isfinite(v):
+                    raise ValueError(f"{name} is {v}")
+
+
+def load_optimizer(opt: torch.optim.Optimizer, saved: object, what: str) -> None:
+    """Load ``saved`` (an optimizer ``state_dict`` read from disk) into ``opt``, checked.
+
+    Raises:
+        ValueError: a state that does not fit ``opt`` (groups, parameters), or that holds
+            non-finite, mis-shaped or non-dense tensors, or bad hyper-parameters
+            (``check_optimizer``); ``opt`` may then hold part of it: drop it.
+    """
+    if not isinstance(saved, dict) or not isinstance(saved.get("param_groups"), list):
+        raise ValueError(f"{what}: the optimizer state is not an optimizer state_dict")
+    try:
+        opt.load_state_dict(saved)
+    except (ValueError, KeyError, TypeError, RuntimeError, IndexError, AttributeError) as exc:
+        text = " ".join(str(exc).split())[:200]
+        raise ValueError(f"{what}: optimizer state does not fit: {text}") from None
+    check_optimizer(opt, what)
+
+
 def save_run(
-    run: Path, net: PolicyNet, opt: torch.optim.Optimizer, counters: dict, meta: dict, name="last"
+    run: Path,
+    net: PolicyNet,
+    opt: torch.optim.Optimizer,
+    counters: dict,
+    meta: dict,
+    name: str = "last",
 ) -> Path:
-    """Save ``run/<name>.pt`` (+ JSON) and ``run/state.pt`` (optimizer, counters)."""
+    """Save ``run/<name>.pt`` (+ JSON) and ``run/state.pt`` (optimizer, counters).
+
+    Nothing is written unless the weights, the optimizer state and the counters are all
+    finite: a diverged run never replaces the last good checkpoint.
+
+    Raises:
+        ValueError: non-finite weights, optimizer state or counters (``run`` unchanged).
+    """
+    what = f"not saving {run / name}.pt"
+    check_finite_module(net, what)
+    check_optimizer(opt, what)
+    for key, v in counters.items():
+        if isinstance(v, float) and math.isnan(v):
+            raise ValueError(f"{what}: counter {key!r} is NaN")
     path = save_checkpoint(run / f"{name}.pt", net, meta)
     tmp = run / "state.pt.tmp"
     torch.save({"optimizer": opt.state_dict(), "counters": counters}, tmp)
@@ -124,29 +275,43 @@ def save_run(
     return path
 
 
-def load_run(run: Path, opt_factory) -> tuple[PolicyNet, torch.optim.Optimizer, dict, dict]:
+def load_run(
+    run: Path,
+    opt_factory: Callable[[PolicyNet], torch.optim.Optimizer],
+    *,
+    counters: Mapping[str, Any] | None = None,
+    method: str | None = None,
+) -> tuple[PolicyNet, torch.optim.Optimizer, dict, dict]:
     """``(net, optimizer, counters, config)`` of a run saved by ``save_run`` (for ``--resume``).
 
+    Args:
+        run: the run folder.
+        opt_factory: the script's optimizer for a network.
+        counters: the counters' types (``check_counters``); None: not checked.
+        method: the ``method`` the run's checkpoint must record (the script that made it).
+
     Raises:
-        ValueError: a missing or invalid checkpoint or state file.
+        ValueError: no run there, a missing or invalid checkpoint or state file, a run of
+            another script, counters of the wrong type, an optimizer state that does not fit
+            or holds non-finite values.
     """
+    if not run.is_dir():
+        raise ValueError(f"cannot resume: there is no run folder {run}")
+    if not (run / "last.pt").is_file():
+        raise ValueError(f"cannot resume: {run} holds no last.pt (not a run, or none saved yet)")
     net, doc = load_network(run / "last.pt")
+    if method is not None and doc.get("method") != method:
+        raise ValueError(
+            f"cannot resume: {run} is a {str(doc.get('method'))[:40]!r} run, not a {method!r} run"
+        )
     net.train()
     state_file = run / "state.pt"
-    if not state_file.is_file():
-        raise ValueError(f"cannot resume: {state_file} is missing")
-    try:
-        state = torch.load(state_file, map_location="cpu", weights_only=True)
-    except Exception as exc:  # noqa: BLE001  (torch raises many kinds for a damaged file)
-        raise ValueError(f"cannot resume: {state_file} cannot be read: {exc}") from None
-    if not isinstance(state, dict) or not {"optimizer", "counters"} <= set(state):
-        raise ValueError(f"cannot resume: {state_file} is not a training state")
+    state = read_state(state_file)
+    what = f"cannot resume from {state_file}"
+    got = check_counters(state["counters"], counters, what) if counters else dict(state["counters"])
     opt = opt_factory(net)
-    try:
-        opt.load_state_dict(state["optimizer"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"cannot resume: optimizer state does not fit: {exc}") from None
-    return net, opt, dict(state["counters"]), doc
+    load_optimizer(opt, state["optimizer"], what)
+    return net, opt, got, doc
 
 
 def load_reference(path: Path) -> PolicyNet:
@@ -177,13 +342,18 @@ def evaluate_vs_heuristic(
 
 
 __all__ = [
+    "BEST",
     "MetricLog",
+    "check_counters",
+    "check_optimizer",
     "check_state_dict",
     "command_line",
     "evaluate_vs_heuristic",
     "git_commit",
+    "load_optimizer",
     "load_reference",
     "load_run",
+    "read_state",
     "save_run",
     "setup",
 ]

@@ -2,7 +2,9 @@
 
 A belief network reads one seat's public observation (version 2 planes) and
 predicts, for the three opponents in relative order (next, opposite,
-previous), the exact labels of ``sichuan_env.engine.labels``:
+previous), the exact labels of ``sichuan_env.engine.labels``, one head per
+entry of the head table (``sichuan_env.agents.belief.heads``, which says what
+each means and which rows count), e.g.:
 
 - ``tenpai`` ``float[N, 3]``: P(the opponent is tenpai); an opponent who has
   won is never tenpai.
@@ -12,12 +14,12 @@ previous), the exact labels of ``sichuan_env.engine.labels``:
 - ``deal_in`` ``float[N, 27]``: P(discarding t now pays some opponent), i.e.
   any opponent's ``deal_in[:, t] > 0``.
 
-The network is ``BeliefNet`` (``agents/belief_net.py``, which describes its
+The network is ``BeliefNet`` (``sichuan_env.agents.belief.net``, which describes its
 architecture; ``BeliefConfig`` and ``BeliefNet`` are re-exported here). Every
 output is a sigmoid; with ``seq_hidden > 0`` ``predict`` also needs the seat's
 event tokens (``sichuan_env.encoding.events``).
 
-A checkpoint is two files side by side, like the agents' (``agents/torch_agent.py``)::
+A checkpoint is two files side by side, like the agents' (``sichuan_env.agents.nn.torch_agent``)::
 
     belief.pt    the state_dict (torch.save; loaded with weights_only=True)
     belief.json  {"format": "sichuan-belief/1", "arch", "obs_version",
@@ -25,7 +27,8 @@ A checkpoint is two files side by side, like the agents' (``agents/torch_agent.p
                   "wall_clock_s", "created", "sha256", ...}
 
 and nothing read from disk is trusted: the JSON is checked key by key, the
-weights must hash to its ``sha256`` and hold exactly the architecture's
+weights and the JSON must hash to its ``sha256`` (``sichuan_env.agents.checkpoint``) and
+hold exactly the architecture's
 tensors, shaped, finite (``ValueError`` otherwise). The shipped checkpoint
 stores its weights as float16 (half the size; the model computes in float32).
 ``BeliefModel.load("belief")`` loads ``agents/checkpoints/belief.pt``;
@@ -34,29 +37,21 @@ stores its weights as float16 (half the size; the model computes in float32).
 
 from __future__ import annotations
 
-import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+from sichuan_env.agents import checkpoint
 from sichuan_env.agents.base import check_observations
+from sichuan_env.agents.belief.heads import NAMES
 from sichuan_env.agents.belief.net import BeliefConfig, BeliefNet
-from sichuan_env.agents.nn.torch_agent import (
-    MAX_JSON_BYTES,
-    SHIPPED_DIR,
-    _sha256,
-    check_state_dict,
-    config_path,
-    load_trusted_weights,
-)
 
 from sichuan_env.encoding.events import VOCAB_SIZE
 from sichuan_env.tiles import InputTypeError
 
-# BeliefConfig and BeliefNet live in .belief_net; they are re-exported so that
+# BeliefConfig and BeliefNet live in .net; they are re-exported so that
 # ``from sichuan_env.agents.belief.model import BeliefConfig, BeliefNet`` keeps working.
 __all__ = ["FORMAT", "HEADS", "REQUIRED", "WEIGHT_DTYPES", "BeliefConfig", "BeliefModel",
            "BeliefNet", "check_tokens", "load_belief_network", "read_belief_config",
@@ -64,8 +59,9 @@ __all__ = ["FORMAT", "HEADS", "REQUIRED", "WEIGHT_DTYPES", "BeliefConfig", "Beli
 
 FORMAT = "sichuan-belief/1"
 """The ``format`` field of every belief checkpoint's JSON."""
-HEADS = ("tenpai", "waits", "hand", "deal_in")
-"""The predictions, in the order of ``predict``'s dict."""
+HEADS = NAMES
+"""Every head's name (``sichuan_env.agents.belief.heads``), in the order of ``predict``'s dict;
+a model predicts those of its ``heads``."""
 WEIGHT_DTYPES = {"float32": torch.float32, "float16": torch.float16}
 REQUIRED = {
     "format": str,
@@ -80,6 +76,8 @@ REQUIRED = {
     "sha256": str,
 }
 """Keys every belief checkpoint JSON holds, with their JSON types."""
+KIND = checkpoint.Kind(FORMAT, REQUIRED, BeliefConfig.from_dict, BeliefNet, WEIGHT_DTYPES)
+"""Belief checkpoints, read and written by ``sichuan_env.agents.checkpoint``."""
 
 
 def save_belief(
@@ -97,30 +95,7 @@ def save_belief(
     Raises:
         ValueError: a path that does not end in ``.pt``, an unknown dtype, a required field missing.
     """
-    path = Path(path)
-    if path.suffix != ".pt":
-        raise ValueError(f"a checkpoint path ends in .pt, got {str(path)!r}")
-    if dtype not in WEIGHT_DTYPES:
-        raise ValueError(f"dtype must be one of {sorted(WEIGHT_DTYPES)}, got {dtype!r}")
-    doc = {
-        "format": FORMAT,
-        "arch": net.config.to_dict(),
-        "obs_version": net.config.obs_version,
-        "weights_dtype": dtype,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        **meta,
-    }
-    missing = [k for k in REQUIRED if k not in doc and k != "sha256"]
-    if missing:
-        raise ValueError(f"checkpoint metadata misses {missing}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".pt.tmp")
-    want = WEIGHT_DTYPES[dtype]
-    torch.save({k: v.detach().cpu().to(want) for k, v in net.state_dict().items()}, tmp)
-    doc["sha256"] = _sha256(tmp)
-    os.replace(tmp, path)
-    config_path(path).write_text(json.dumps(doc, indent=2), encoding="utf-8")
-    return path
+    return checkpoint.save(path, KIND, net, meta, dtype=dtype)
 
 
 def read_belief_config(path: str | os.PathLike) -> dict[str, Any]:
@@ -130,32 +105,7 @@ def read_belief_config(path: str | os.PathLike) -> dict[str, Any]:
         ValueError: missing or oversized file, not JSON, a missing or mistyped key,
             an unknown format, dtype or architecture.
     """
-    cfg = config_path(Path(path))
-    if not cfg.is_file():
-        raise ValueError(f"checkpoint config {str(cfg)!r} is missing")
-    if cfg.stat().st_size > MAX_JSON_BYTES:
-        raise ValueError(f"checkpoint config {str(cfg)!r} is larger than {MAX_JSON_BYTES} bytes")
-    try:
-        doc = json.loads(cfg.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ValueError(f"checkpoint config {str(cfg)!r} is not valid JSON: {exc}") from None
-    if not isinstance(doc, dict):
-        raise ValueError(f"checkpoint config {str(cfg)!r} must be a JSON object")
-    for key, kind in REQUIRED.items():
-        if key not in doc:
-            raise ValueError(f"checkpoint config {str(cfg)!r} misses the key {key!r}")
-        if isinstance(doc[key], bool) or not isinstance(doc[key], kind):
-            raise ValueError(f"checkpoint config key {key!r} has the wrong type: {doc[key]!r}")
-    if doc["format"] != FORMAT:
-        raise ValueError(f"checkpoint format {doc['format']!r} is not {FORMAT!r}")
-    if doc["weights_dtype"] not in WEIGHT_DTYPES:
-        raise ValueError(
-            f"checkpoint weights_dtype {doc['weights_dtype']!r} is not one of {sorted(WEIGHT_DTYPES)}"
-        )
-    arch = BeliefConfig.from_dict(doc["arch"])
-    if arch.obs_version != doc["obs_version"]:
-        raise ValueError("checkpoint config: obs_version differs from the architecture's")
-    return doc
+    return checkpoint.read_config(path, KIND)
 
 
 def load_belief_network(path: str | os.PathLike) -> tuple[BeliefNet, dict[str, Any]]:
@@ -166,13 +116,8 @@ def load_belief_network(path: str | os.PathLike) -> tuple[BeliefNet, dict[str, A
             altered (hash), not a state_dict, with missing, extra, mis-shaped or
             mis-typed tensors, or non-finite values.
     """
-    path = Path(path)
-    doc = read_belief_config(path)
-    state = load_trusted_weights(path, doc["sha256"])
-    net = BeliefNet(BeliefConfig.from_dict(doc["arch"])).to(WEIGHT_DTYPES[doc["weights_dtype"]])
-    check_state_dict(state, net, str(path))
-    net.load_state_dict(state, strict=True)
-    return net.float().eval(), doc
+    net, doc = checkpoint.load(Path(path), KIND)
+    return net.float().eval(), doc  # type: ignore[return-value]
 
 
 class BeliefModel:
@@ -207,14 +152,14 @@ class BeliefModel:
         Raises:
             ValueError: an unknown name or an invalid checkpoint (see ``load_belief_network``).
         """
-        path = Path(spec)
-        if isinstance(spec, str) and path.suffix != ".pt" and os.sep not in spec:
-            path = SHIPPED_DIR / f"{spec}.pt"
-            if not path.is_file():
-                shipped = sorted(p.stem for p in SHIPPED_DIR.glob("*.pt"))
-                raise ValueError(f"no shipped checkpoint {spec!r}; shipped: {shipped}")
+        path = checkpoint.resolve(spec)
         net, doc = load_belief_network(path)
         return cls(net, doc)
+
+    @property
+    def heads(self) -> tuple[str, ...]:
+        """The heads ``predict`` returns (the checkpoint's, in table order)."""
+        return self.net.config.heads
 
     @property
     def needs_tokens(self) -> bool:
@@ -225,7 +170,7 @@ class BeliefModel:
     def _run(self, obs: np.ndarray, tokens: object, probs: bool) -> dict[str, np.ndarray]:
         o = check_observations(obs, self.obs_version, batch=True)
         tok = check_tokens(tokens, len(o)) if self.needs_tokens else None
-        parts: dict[str, list[np.ndarray]] = {k: [] for k in HEADS}
+        parts: dict[str, list[np.ndarray]] = {k: [] for k in self.heads}
         for lo in range(0, max(len(o), 1), self.batch_size):
             extra = {}
             if tok is not None:
@@ -233,7 +178,7 @@ class BeliefModel:
                 t = tok[lo : lo + self.batch_size, : max(1, int(ends.max(initial=1)))]
                 extra = {"tokens": torch.from_numpy(t), "ends": torch.from_numpy(ends)}
             out = self.net(torch.from_numpy(o[lo : lo + self.batch_size]), **extra)
-            for k in HEADS:
+            for k in self.heads:
                 parts[k].append((torch.sigmoid(out[k]) if probs else out[k]).numpy())
         return {k: np.concatenate(v).astype(np.float32) for k, v in parts.items()}
 
@@ -250,8 +195,9 @@ class BeliefModel:
                 tokens so far (``sichuan_env.encoding.events``), right-padded with 0.
 
         Returns:
-            ``{"tenpai": float32[N, 3], "waits": float32[N, 3, 27] (given tenpai),
-            "hand": float32[N, 3, 27] (holds >= 1), "deal_in": float32[N, 27]}``.
+            ``{head: float32[N, *shape]}`` for each of ``heads`` (the module docstring):
+            ``"tenpai": [N, 3], "waits": [N, 3, 27] (given tenpai), "hand": [N, 3, 27]
+            (holds >= 1), "deal_in": [N, 27]``.
 
         Raises:
             ValueError: ``obs`` is not a batch of this model's observation version, or

@@ -6,13 +6,15 @@ public event tokens, ``sichuan_env.encoding.events``, which also adds a linear
 correction to every logit; ``predict`` then needs ``tokens`` too); a per-tile
 branch (a 1x1 convolution over the 27 tile columns, then two rank convolutions
 of width 3 inside each suit) reads each tile's own column and its neighbours;
-the context is added to every tile's features; per-tile heads give the wait,
-hand and deal-in logits and a linear head the tenpai logits. Every output is a
-sigmoid (trained with binary cross-entropy on the exact labels,
-``train/belief.py``).
+the context is added to every tile's features. The output layers follow the
+head table (``sichuan_env.agents.belief.heads``, the heads in ``config.heads``):
+a 1x1 convolution gives each per-tile head's channels (``waits``, ``hand``,
+``deal_in``) and a linear layer each per-opponent head's scalars
+(``tenpai``), in table order. Every output is a sigmoid (trained with binary
+cross-entropy on the exact labels, ``sichuan_env.train.belief.train``).
 
-What the heads mean, checkpoints and the numpy ``BeliefModel`` are
-``agents/belief_model.py`` (which imports this module, never the reverse).
+Checkpoints and the numpy ``BeliefModel`` are ``sichuan_env.agents.belief.model``
+(which imports this module, never the reverse).
 """
 
 from __future__ import annotations
@@ -21,13 +23,14 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import torch
+from sichuan_env.agents.belief import heads as H
 from torch import nn
 
 from sichuan_env.encoding import observation as O
 from sichuan_env.encoding.events import VOCAB_SIZE
 
-OPTIONAL_ARCH = {"seq_hidden", "seq_embed"}
-"""Architecture fields added later: checkpoints written before them take the defaults."""
+OPTIONAL_ARCH = {"seq_hidden": 0, "seq_embed": 32, "heads": H.FIRST_HEADS}
+"""Architecture fields added later, with the value of checkpoints written before them."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class BeliefConfig:
         seq_hidden: width of the GRU over the event tokens, added to the trunk's context
             (0: no sequence branch, the model reads the planes only).
         seq_embed: width of the event-token embedding (with ``seq_hidden > 0``).
+        heads: the heads it predicts (``sichuan_env.agents.belief.heads``), kept in table
+            order; at least one per-opponent and one per-tile head.
     """
 
     obs_version: int = 2
@@ -54,11 +59,24 @@ class BeliefConfig:
     tenpai_pool: bool = False
     seq_hidden: int = 0
     seq_embed: int = 32
+    heads: tuple[str, ...] = H.NAMES
 
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
-            if f.name == "dropout":
+            if f.name == "heads":
+                if isinstance(v, str) or not isinstance(v, (list, tuple)):
+                    raise ValueError(f"BeliefConfig.heads must be a list of names, got {v!r}")
+                if not all(isinstance(x, str) for x in v):
+                    raise ValueError(f"BeliefConfig.heads must be a list of names, got {v!r}")
+                chosen = H.select(v)
+                if not any(h.per_tile for h in chosen) or all(h.per_tile for h in chosen):
+                    raise ValueError(
+                        "BeliefConfig.heads needs a per-opponent and a per-tile head, "
+                        f"got {list(v)}"
+                    )
+                object.__setattr__(self, "heads", tuple(h.name for h in chosen))
+            elif f.name == "dropout":
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 1:
                     raise ValueError(f"BeliefConfig.dropout must be in [0, 1), got {v!r}")
             elif f.name == "tenpai_pool":
@@ -66,8 +84,9 @@ class BeliefConfig:
                     raise ValueError(f"BeliefConfig.tenpai_pool must be a bool, got {v!r}")
             elif isinstance(v, bool) or not isinstance(v, int):
                 raise ValueError(f"BeliefConfig.{f.name} must be an integer, got {v!r}")
-        ranges = (("hidden", 8, 4096), ("layers", 1, 8), ("tile_channels", 4, 512),
-                  ("seq_embed", 4, 512))  # fmt: skip
+        ranges: tuple[tuple[str, int, int], ...] = (
+            ("hidden", 8, 4096), ("layers", 1, 8), ("tile_channels", 4, 512), ("seq_embed", 4, 512),
+        )  # fmt: skip
         if self.seq_hidden:
             ranges += (("seq_hidden", 8, 1024),)
         for name, lo, hi in ranges:
@@ -86,9 +105,14 @@ class BeliefConfig:
         """Rows of the public view the network reads."""
         return O.obs_rows(self.obs_version, False)
 
+    @property
+    def head_specs(self) -> tuple[H.Head, ...]:
+        """Its heads' table entries, in table order."""
+        return H.select(self.heads)
+
     def to_dict(self) -> dict[str, Any]:
         """Every field by name (JSON-serialisable)."""
-        return asdict(self)
+        return {**asdict(self), "heads": list(self.heads)}
 
     @classmethod
     def from_dict(cls, data: object) -> BeliefConfig:
@@ -101,10 +125,10 @@ class BeliefConfig:
             raise ValueError(f"the architecture must be a JSON object, got {type(data).__name__}")
         known = {f.name for f in fields(cls)}
         unknown = sorted(str(k) for k in set(data) - known)
-        missing = sorted(known - set(data) - OPTIONAL_ARCH)
+        missing = sorted(known - set(data) - set(OPTIONAL_ARCH))
         if unknown or missing:
             raise ValueError(f"architecture fields unknown {unknown}, missing {missing}")
-        return cls(**data)
+        return cls(**{**OPTIONAL_ARCH, **data})
 
 
 class BeliefNet(nn.Module):
@@ -131,14 +155,21 @@ class BeliefNet(nn.Module):
         )
         self.context = nn.Linear(c.hidden, ch)
         self.tile_embed = nn.Parameter(torch.zeros(ch, 27))
-        self.tile_head = nn.Sequential(nn.Conv1d(ch, ch, 1), nn.ReLU(), nn.Conv1d(ch, 7, 1))
+        specs = c.head_specs
+        self.n_tile = sum(h.width for h in specs if h.per_tile)  # tile channels
+        self.n_seat = sum(h.width for h in specs if not h.per_tile)  # per-opponent scalars
+        self.tile_head = nn.Sequential(
+            nn.Conv1d(ch, ch, 1), nn.ReLU(), nn.Conv1d(ch, self.n_tile, 1)
+        )
         self.drop = nn.Dropout(c.dropout)
-        self.tenpai_head = nn.Linear(c.hidden + (2 * ch if c.tenpai_pool else 0), 3)
+        # the per-opponent layer keeps the name of its first head (checkpoints' tensor names)
+        self.tenpai_head = nn.Linear(c.hidden + (2 * ch if c.tenpai_pool else 0), self.n_seat)
         if c.seq_hidden:
             self.embed = nn.Embedding(VOCAB_SIZE, c.seq_embed, padding_idx=0)
             self.gru = nn.GRU(c.seq_embed, c.seq_hidden, batch_first=True)
             self.seq_proj = nn.Linear(c.seq_hidden, c.hidden)
-            self.seq_out = nn.Linear(c.seq_hidden, 3 + 7 * 27)  # a direct correction of the logits
+            # a direct correction of every logit
+            self.seq_out = nn.Linear(c.seq_hidden, self.n_seat + self.n_tile * 27)
             for m in (self.seq_proj, self.seq_out):  # starts as the planes-only network
                 nn.init.zeros_(m.weight)
                 nn.init.zeros_(m.bias)
@@ -150,7 +181,7 @@ class BeliefNet(nn.Module):
         ends: torch.Tensor | None = None,
         seq: torch.Tensor | None = None,
     ) -> dict[str, torch.Tensor]:
-        """Logits ``{"tenpai": [B, 3], "waits": [B, 3, 27], "hand": [B, 3, 27], "deal_in": [B, 27]}``.
+        """Logits ``{head: [B, *shape]}`` of ``config.heads`` (``tenpai [B, 3]``, ``waits [B, 3, 27]``).
 
         Args:
             obs: ``[B, rows, 27]`` planes.
@@ -169,21 +200,24 @@ class BeliefNet(nn.Module):
             rows = torch.arange(len(ends)) if seq is None else seq
             state = h[rows, ends.long() - 1]
             g = g + self.seq_proj(state)
-            extra = self.seq_out(state)  # [B, 3 + 7 * 27]
+            extra = self.seq_out(state)  # [B, n_seat + n_tile * 27]
         col = torch.relu(self.column(x))  # [B, ch, 27]
         b, ch = col.shape[:2]
         col = col + self.ranks(col.view(b, ch, 3, 9)).view(b, ch, 27)
         z = self.drop(torch.relu(col + self.context(g)[:, :, None] + self.tile_embed))
-        t = self.tile_head(z)  # [B, 7, 27]
+        t = self.tile_head(z)  # [B, n_tile, 27]
         if self.config.tenpai_pool:
             g = torch.cat([g, z.amax(dim=2), z.mean(dim=2)], dim=1)
         ten = self.tenpai_head(g)
         if extra is not None:
-            ten = ten + extra[:, :3]
-            t = t + extra[:, 3:].view(-1, 7, 27)
-        return {
-            "tenpai": ten,
-            "waits": t[:, 0:3],
-            "hand": t[:, 3:6],
-            "deal_in": t[:, 6],
-        }
+            ten = ten + extra[:, : self.n_seat]
+            t = t + extra[:, self.n_seat :].view(-1, self.n_tile, 27)
+        out, seat, tile = {}, 0, 0
+        for h in self.config.head_specs:
+            if h.per_tile:
+                out[h.name] = t[:, tile : tile + h.width].reshape(-1, *h.shape)
+                tile += h.width
+            else:
+                out[h.name] = ten[:, seat : seat + h.width].reshape(-1, *h.shape)
+                seat += h.width
+        return out

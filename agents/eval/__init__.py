@@ -1,1 +1,1 @@
-"""Evaluation: duplicate matches, their statistics, and Ray for parallel matches."""
+"""Evaluation: duplicate matches, their statistics, metrics of predictions (``metrics``), Ray."""

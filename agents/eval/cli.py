@@ -2,6 +2,8 @@
 
     sichuan-eval --walls 500 --lineup heuristic random random random
     sichuan-eval --walls 5000 --ray local --workers 2   # on Ray (sichuan_env.agents.eval.distributed)
+    sichuan-eval --walls 4 --records runs/match   # and keep every hand's record
+    sichuan-viewer runs/match/records.jsonl -o runs/match/pages   # replay them in a browser
 
 Every wall is played four times, the lineup rotated by one seat each time,
 so luck of the deal cancels out. A lineup entry is any agent spec of the
@@ -12,6 +14,11 @@ confidence interval (one sample per wall: the agent's mean over its seats
 and rotations), win rate, deal-in rate (paid a win on its discard or its
 robbed kong), average fan of its wins, and at exhaustive draws the
 flower-pig and not-tenpai rates. Prints a table and writes JSON.
+
+``--records DIR`` also writes every hand's game record (docs/rules.md §10) to
+``DIR/records.jsonl``, one JSON object a line, in wall then rotation order:
+``{"wall": w, "rotation": r, "seats": [agent of seat 0..3], "record": {...}}``;
+``sichuan-viewer`` reads that file (or ``DIR``) and writes one page per hand.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from sichuan_env.agents.eval.distributed import RayMissingError, play_duplicate_ray
 from sichuan_env.agents.eval.evaluate import (
@@ -33,7 +41,43 @@ from sichuan_env.agents.eval.match_stats import print_table, summarize
 from sichuan_env.agents.registry import describe
 
 from sichuan_env import PRESETS, RuleConfig
-from sichuan_env._cli import int_arg, path_problem, run
+from sichuan_env._cli import int_arg, path_problem, run, write_atomic
+
+RECORDS_FILE = "records.jsonl"
+"""The file that ``--records DIR`` writes in ``DIR``."""
+
+
+def record_lines(
+    lineup: list[str], records: list[tuple[int, int, dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """One JSON object per hand for ``--records``, in wall then rotation order.
+
+    Args:
+        lineup: the agents of seats 0..3 in the first rotation.
+        records: ``[(wall, rotation, record)]`` as ``play_duplicate`` returns them.
+
+    Returns:
+        ``{"wall", "rotation", "seats", "record"}`` per hand; ``seats[s]`` is the agent
+        that played seat ``s`` (in rotation ``r``: ``lineup[(s + r) % 4]``).
+    """
+    return [
+        {
+            "wall": wall,
+            "rotation": rot,
+            "seats": [lineup[(s + rot) % 4] for s in range(4)],
+            "record": record,
+        }
+        for wall, rot, record in sorted(records, key=lambda x: (x[0], x[1]))
+    ]
+
+
+def write_records(path: Path, lines: list[dict[str, Any]]) -> None:
+    """Write ``lines`` to ``path`` as JSON Lines, whole or not at all (``write_atomic``).
+
+    Raises:
+        OSError: the file could not be written (``path`` is left as it was).
+    """
+    write_atomic(path, (json.dumps(line, separators=(",", ":")) + "\n" for line in lines))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,6 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preset", default="xuezhan", choices=sorted(PRESETS), help="rule preset")
     p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the walls and agents (>= 0)")
     p.add_argument("--json", type=Path, default=None, help="write the results here")
+    p.add_argument(
+        "--records",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help=f"write every hand's game record to DIR/{RECORDS_FILE} (for sichuan-viewer)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument(
         "--block-walls",
@@ -92,6 +143,9 @@ def main(argv: list[str] | None = None) -> dict:
         p.error(f"cannot load an agent of the lineup: {exc}; {describe()}")
     if args.json is not None and (problem := path_problem(args.json)):
         p.error(f"--json: {problem}")
+    records_path = None if args.records is None else args.records / RECORDS_FILE
+    if records_path is not None and (problem := path_problem(records_path)):
+        p.error(f"--records: {problem}")
     rules = RuleConfig.preset(args.preset)
     t0 = time.perf_counter()
     if args.ray is None:
@@ -130,6 +184,16 @@ def main(argv: list[str] | None = None) -> dict:
             print(f"sichuan-eval: cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
             raise SystemExit(1) from None
         print(f"wrote {args.json}")
+    if records_path is not None:
+        try:
+            write_records(records_path, record_lines(args.lineup, records))
+        except OSError as exc:
+            print(
+                f"sichuan-eval: cannot write {records_path}: {exc.strerror or exc}",
+                file=sys.stderr,
+            )
+            raise SystemExit(1) from None
+        print(f"wrote {len(records)} hand records to {records_path}")
     return doc
 
 

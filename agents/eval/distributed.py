@@ -7,7 +7,9 @@ Ray is optional (``pip install -e ".[scale]"``) and imported only here, inside
 the functions: ``import agents`` never loads it. ``--ray local`` starts a
 private Ray instance on this machine with one CPU per worker; any other value
 is the address of a running cluster (``ray start --head`` prints it), joined
-with ``ray.init(address=...)``. Every worker is a Ray actor that needs one CPU
+with ``ray.init(address=...)`` once a TCP connection to it succeeds within
+``CONNECT_TIMEOUT_S`` (a malformed address, or one where nothing listens, is a
+one-line ``RayUnavailableError`` at once, not minutes of retries). Every worker is a Ray actor that needs one CPU
 and runs single-threaded (torch, numba and OpenMP set to one thread), so N
 workers use N cores.
 
@@ -22,6 +24,7 @@ seed, walls and block size. The training scripts build on the same helpers
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -50,8 +53,62 @@ WORKER_ENV = {
 """Environment of every worker process: one thread each (N workers use N cores)."""
 
 
+CONNECT_TIMEOUT_S = 10.0
+"""Seconds to wait for a cluster's address to accept a connection before giving up."""
+RETRIES = 3
+"""Times a dead evaluation worker is restarted and its block played again."""
+
+
 class RayMissingError(ImportError):
     """Ray (or another package of the ``[scale]`` extra) is not installed."""
+
+
+class RayUnavailableError(RayMissingError, ValueError):
+    """Ray cannot be used as asked: a bad address, no cluster there, or workers that keep dying.
+
+    A ``RayMissingError`` (what the CLIs catch around Ray) and a ``ValueError``, with a
+    one-line message.
+    """
+
+
+def check_address(address: object) -> tuple[str, int] | None:
+    """``(host, port)`` of a cluster address, None for ``"local"`` and ``"auto"``.
+
+    Accepts ``local``, ``auto``, ``host:port`` and ``ray://host:port``.
+
+    Raises:
+        RayUnavailableError: anything else (an empty string, no port, a port outside 1..65535).
+    """
+    if not isinstance(address, str) or not address.strip():
+        raise RayUnavailableError(
+            f"the Ray address is 'local', 'auto' or host:port, got {address!r}"
+        )
+    if address in ("local", "auto"):
+        return None
+    rest = address.removeprefix("ray://")
+    host, sep, port = rest.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise RayUnavailableError(
+            f"the Ray address is 'local', 'auto' or host:port, got {address[:80]!r}"
+        )
+    return host, int(port)
+
+
+def probe(host: str, port: int, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Raise ``RayUnavailableError`` unless ``host:port`` accepts a TCP connection in ``timeout`` s.
+
+    ``ray.init`` itself retries for minutes when nothing listens; this answers at once.
+    """
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+        raise RayUnavailableError(
+            f"no Ray cluster at {host}:{port} ({reason} within {timeout:g} s); "
+            "start one with `ray start --head`, or use --ray local"
+        ) from None
 
 
 def import_ray() -> Any:
@@ -79,10 +136,11 @@ def init_ray(address: str, workers: int) -> Any:
 
     Raises:
         RayMissingError: Ray is not installed.
-        ValueError: an empty address or fewer than one worker.
+        RayUnavailableError: a malformed address, nothing listening there within
+            ``CONNECT_TIMEOUT_S`` seconds, or a cluster that refuses the connection.
+        ValueError: fewer than one worker.
     """
-    if not isinstance(address, str) or not address:
-        raise ValueError(f"the Ray address is 'local' or host:port, got {address!r}")
+    where = check_address(address)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
     ray = import_ray()
@@ -93,7 +151,15 @@ def init_ray(address: str, workers: int) -> Any:
             os.environ.setdefault("RAY_worker_niceness", "0")
             ray.init(num_cpus=workers, include_dashboard=False, **common)
         else:
-            ray.init(address=address, **common)
+            if where is not None:
+                probe(*where)
+            try:
+                ray.init(address=address, **common)
+            except (ConnectionError, TimeoutError, RuntimeError, ValueError) as exc:
+                text = " ".join(str(exc).split())[:300]
+                raise RayUnavailableError(
+                    f"cannot join the Ray cluster at {address}: {text}"
+                ) from None
     return ray
 
 
@@ -167,8 +233,14 @@ def play_duplicate_ray(
     Returns the same ``[(wall, rotation, record)]``, in the same order, as the
     single-process run with the same seed, walls and ``block_walls``.
 
+    A worker that dies (killed, out of memory) is restarted and its block played again
+    from the block's start, up to ``RETRIES`` times: blocks reseed their agents, so the
+    records are the same as without the failure.
+
     Raises:
         RayMissingError: Ray is not installed.
+        RayUnavailableError: no cluster at the address, or a worker died more than
+            ``RETRIES`` times.
         ValueError: a bad lineup, wall count, seed, worker count or address.
     """
     check_walls(walls, block_walls)
@@ -189,7 +261,8 @@ def play_duplicate_ray(
             "results of agents that sample)",
             file=sys.stderr,
         )
-    actor_class = ray.remote(**worker_options())(EvalWorker)
+    retry = {"max_restarts": RETRIES, "max_task_retries": RETRIES}
+    actor_class = ray.remote(**worker_options(), **retry)(EvalWorker)
     actors = [actor_class.remote(lineup, seed, rules) for _ in range(min(workers, len(jobs)))]
     done: dict[int, list[tuple[int, dict]]] = {}
     columns = (TextColumn("hands"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -200,6 +273,11 @@ def play_duplicate_ray(
             for block, recs in pool.map_unordered(lambda a, job: a.play.remote(*job), jobs):
                 done[block] = recs
                 bar.advance(task, len(recs))
+    except ray.exceptions.RayActorError as exc:
+        raise RayUnavailableError(
+            f"an evaluation worker died more than {RETRIES} times ({type(exc).__name__}); "
+            "no result was written"
+        ) from None
     finally:
         for actor in actors:
             ray.kill(actor)
@@ -211,9 +289,12 @@ def play_duplicate_ray(
 
 
 __all__ = [
+    "RETRIES",
     "WORKER_ENV",
     "EvalWorker",
     "RayMissingError",
+    "RayUnavailableError",
+    "check_address",
     "import_ray",
     "init_ray",
     "play_duplicate_ray",

@@ -26,6 +26,7 @@ from sichuan_env.agents.base import Agent, check_seed
 from sichuan_env.agents.registry import make_agent
 
 from sichuan_env import RuleConfig
+from sichuan_env.envs.acting import Decisions, SeatMemory, ask
 from sichuan_env.envs.vector import VectorEnv
 from sichuan_env.tiles import InputTypeError, echo
 
@@ -92,19 +93,18 @@ def _play_chunk(
     finished = np.zeros(n, dtype=bool)
     records: list[tuple[int, dict]] = []
     actions = np.zeros(n, dtype=np.int64)
+    memory = SeatMemory(n)  # one hand per slot: every seat's first decision starts it
     while not finished.all():
         names = lineup_arr[(seat + rotation) % 4]
         actions[:] = mask.argmax(axis=1)  # finished slots: any legal action
-        by_version = {venv.obs_version: obs}  # other versions re-encoded once per step
+        decisions = Decisions(
+            venv.states_of(np.arange(n)), mask, rules, seat,
+            obs=obs, obs_version=venv.obs_version, memory=memory,
+        )  # fmt: skip
         for name, agent in agents.items():
             idx = np.flatnonzero((names == name) & ~finished)
-            if idx.size and getattr(agent, "reads_state", False):  # e.g. SearchAgent
-                actions[idx] = agent.act_states(venv.states_of(idx), mask[idx], rules)
-            elif idx.size:
-                v = agent.obs_version
-                if v not in by_version:
-                    by_version[v] = venv.observe(v)
-                actions[idx] = agent.act_batch(by_version[v][idx], mask[idx])
+            if idx.size:
+                actions[idx] = ask(agent, decisions, idx)
         obs, mask, seat, _, done, _ = venv.step(actions)
         newly = np.flatnonzero(done & ~finished)
         for i in newly:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from sichuan_env.agents.rule_based.heuristic import _hand_of, _ukeire, _void_of, decide_batch
+from sichuan_env.agents.rule_based.heuristic import decide_batch, hand_of, ukeire, void_of
 
 from sichuan_env._jit import njit
 from sichuan_env.encoding import observation as O
@@ -42,8 +42,8 @@ def _aux_one(obs, dist, out) -> None:
     ``3k+1`` hand, and after ponging / konging the claimable tile.
     """
     hand = np.zeros(27, dtype=np.uint8)
-    _hand_of(obs, hand)
-    void = _void_of(obs)
+    hand_of(obs, hand)
+    void = void_of(obs)
     unseen = np.zeros(27, dtype=np.int64)
     n = 0
     for t in range(27):
@@ -59,7 +59,7 @@ def _aux_one(obs, dist, out) -> None:
             if hand[t] == 0:
                 continue
             hand[t] -= 1
-            sh, uk = _ukeire(hand, void, unseen, dist)
+            sh, uk = ukeire(hand, void, unseen, dist)
             _bin(out, t * AUX_PER_TILE, sh)
             out[t * AUX_PER_TILE + SH_BINS] = min(uk / 20.0, 1.0)
             k = 4 if hand[t] == 3 else 1

@@ -151,7 +151,8 @@ def _mlp(inputs: int, hidden: int, layers: int) -> nn.Sequential:
 def _init(module: nn.Module) -> None:
     if isinstance(module, (nn.Linear, nn.Conv1d)):
         nn.init.orthogonal_(module.weight, math.sqrt(2))
-        nn.init.zeros_(module.bias)
+        if module.bias is not None:  # every layer here has one
+            nn.init.zeros_(module.bias)
 
 
 class PolicyNet(nn.Module):
@@ -224,6 +225,8 @@ class PolicyNet(nn.Module):
                     "this network adds the heuristic's choice to its logits: pass mask"
                 )
             prior = self.prior_of(obs, mask)
+            if prior is None:
+                raise RuntimeError("the network has a prior gain but config.prior is off")
         hot = torch.zeros_like(logits)
         ok = prior >= 0
         hot[ok.nonzero().squeeze(1), prior[ok]] = 1.0

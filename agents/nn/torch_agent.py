@@ -6,10 +6,12 @@ A checkpoint is two files side by side::
     run/best.json   {"format", "arch", "obs_version", "rules", "method", "command",
                      "commit", "wall_clock_s", "created", "sha256", ...}
 
-Nothing read from disk is trusted: the JSON is checked key by key, the
-weights file must hash to the JSON's ``sha256``, hold exactly the tensors of
-the architecture with the right shapes, all finite. Anything else is a
-``ValueError`` naming the problem. ``TorchAgent.load("ppo")`` loads a shipped
+Nothing read from disk is trusted (``sichuan_env.agents.checkpoint``, shared with
+the belief models): the JSON is bounded and checked key by key, the weights file
+and the JSON must hash to the JSON's ``sha256``, the architecture's tensor shapes
+are checked against the file's before anything is built, and the tensors must be
+exactly the architecture's, dense CPU floats with the right shapes, all finite.
+Anything else is a ``ValueError`` naming the problem. ``TorchAgent.load("ppo")`` loads a shipped
 checkpoint (``agents/checkpoints/``), ``TorchAgent.load("run/best.pt")`` a
 file; the registry resolves both (``make_agent("ppo")``, ``make_agent("x.pt")``).
 
@@ -20,24 +22,18 @@ Inference runs in batches of ``batch_size`` rows without autograd.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+from sichuan_env.agents import checkpoint
 from sichuan_env.agents.base import BaseAgent, check_masks, check_observations, check_seed
 from sichuan_env.agents.nn.policy import PolicyConfig, PolicyNet, masked_logits
 
 FORMAT = "sichuan-torch-agent/1"
 """The ``format`` field of every checkpoint's JSON."""
-SHIPPED_DIR = Path(__file__).resolve().parents[1] / "checkpoints"
-"""Where shipped checkpoints live (``<name>.pt`` + ``<name>.json``)."""
-MAX_JSON_BYTES = 1 << 20
-MAX_WEIGHTS_BYTES = 256 << 20
 REQUIRED = {
     "format": str,
     "arch": dict,
@@ -51,19 +47,15 @@ REQUIRED = {
     "sha256": str,
 }
 """Keys every checkpoint JSON holds, with their JSON types."""
+KIND = checkpoint.Kind(FORMAT, REQUIRED, PolicyConfig.from_dict, PolicyNet)
+"""Policy checkpoints, for ``sichuan_env.agents.checkpoint``."""
 
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def config_path(weights: Path) -> Path:
-    """The JSON next to a ``.pt`` file."""
-    return Path(weights).with_suffix(".json")
+# kept for callers of the names this module used to define (the checks live in .checkpoint)
+SHIPPED_DIR = checkpoint.SHIPPED_DIR
+MAX_JSON_BYTES = checkpoint.MAX_JSON_BYTES
+MAX_WEIGHTS_BYTES = checkpoint.MAX_WEIGHTS_BYTES
+config_path = checkpoint.config_path
+_sha256 = checkpoint.file_sha256
 
 
 def save_checkpoint(path: str | os.PathLike, net: PolicyNet, meta: dict[str, Any]) -> Path:
@@ -76,117 +68,40 @@ def save_checkpoint(path: str | os.PathLike, net: PolicyNet, meta: dict[str, Any
             ``wall_clock_s`` and any extra JSON-serialisable fields (metrics).
 
     Raises:
-        ValueError: a path that does not end in ``.pt``, or a required field missing.
+        ValueError: a path that does not end in ``.pt``, a required field missing, or
+            non-finite weights (nothing is written: ``sichuan_env.agents.checkpoint.save``).
     """
-    path = Path(path)
-    if path.suffix != ".pt":
-        raise ValueError(f"a checkpoint path ends in .pt, got {str(path)!r}")
-    doc = {
-        "format": FORMAT,
-        "arch": net.config.to_dict(),
-        "obs_version": net.config.obs_version,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        **meta,
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".pt.tmp")
-    torch.save({k: v.detach().cpu() for k, v in net.state_dict().items()}, tmp)
-    doc["sha256"] = _sha256(tmp)
-    missing = [k for k in REQUIRED if k not in doc]
-    if missing:
-        tmp.unlink()
-        raise ValueError(f"checkpoint metadata misses {missing}")
-    os.replace(tmp, path)
-    config_path(path).write_text(json.dumps(doc, indent=2), encoding="utf-8")
-    return path
+    return checkpoint.save(path, KIND, net, meta)
 
 
 def read_config(path: str | os.PathLike) -> dict[str, Any]:
     """The validated JSON config of checkpoint ``path`` (the ``.pt`` or the ``.json``).
 
     Raises:
-        ValueError: missing or oversized file, not JSON, a missing or mistyped key,
-            an unknown format or architecture.
+        ValueError: missing, oversized or too deeply nested file, not JSON, a missing or
+            mistyped key, an unknown format or an invalid architecture.
     """
-    cfg = config_path(Path(path))
-    if not cfg.is_file():
-        raise ValueError(f"checkpoint config {str(cfg)!r} is missing")
-    if cfg.stat().st_size > MAX_JSON_BYTES:
-        raise ValueError(f"checkpoint config {str(cfg)!r} is larger than {MAX_JSON_BYTES} bytes")
-    try:
-        doc = json.loads(cfg.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"checkpoint config {str(cfg)!r} is not valid JSON: {exc}") from None
-    if not isinstance(doc, dict):
-        raise ValueError(f"checkpoint config {str(cfg)!r} must be a JSON object")
-    for key, kind in REQUIRED.items():
-        if key not in doc:
-            raise ValueError(f"checkpoint config {str(cfg)!r} misses the key {key!r}")
-        if isinstance(doc[key], bool) or not isinstance(doc[key], kind):
-            raise ValueError(f"checkpoint config key {key!r} has the wrong type: {doc[key]!r}")
-    if doc["format"] != FORMAT:
-        raise ValueError(f"checkpoint format {doc['format']!r} is not {FORMAT!r}")
-    arch = PolicyConfig.from_dict(doc["arch"])
-    if arch.obs_version != doc["obs_version"]:
-        raise ValueError("checkpoint config: obs_version differs from the architecture's")
-    return doc
-
-
-def load_trusted_weights(path: Path, sha256: str) -> dict:
-    """A checkpoint's tensors, read only after the file's size and SHA-256 check out.
-
-    Raises:
-        ValueError: missing, larger than ``MAX_WEIGHTS_BYTES``, not the file its config
-            hashed, or unreadable by ``torch.load(weights_only=True)``.
-    """
-    if not path.is_file():
-        raise ValueError(f"checkpoint weights {str(path)!r} are missing")
-    if path.stat().st_size > MAX_WEIGHTS_BYTES:
-        raise ValueError(f"checkpoint weights {str(path)!r} are larger than {MAX_WEIGHTS_BYTES}")
-    if _sha256(path) != sha256:
-        raise ValueError(
-            f"checkpoint weights {str(path)!r} do not match the sha256 of their config"
-        )
-    try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # noqa: BLE001  (torch raises many kinds for a damaged file)
-        raise ValueError(f"checkpoint weights {str(path)!r} cannot be read: {exc}") from None
+    return checkpoint.read_config(path, KIND)
 
 
 def load_network(path: str | os.PathLike) -> tuple[PolicyNet, dict[str, Any]]:
     """``(network, config)`` of checkpoint ``path``, every part validated.
 
     Raises:
-        ValueError: see ``read_config``; a weights file that is missing, too
-            large, altered (hash), not a state_dict, with missing, extra or
-            mis-shaped tensors, or non-finite values.
+        ValueError: see ``sichuan_env.agents.checkpoint.load``: a bad config, a weights
+            file that is missing, too large, altered (hash of the weights and the config),
+            not a state_dict, with missing, extra, mis-shaped, non-dense or non-finite
+            tensors.
     """
-    path = Path(path)
-    doc = read_config(path)
-    state = load_trusted_weights(path, doc["sha256"])
-    net = PolicyNet(PolicyConfig.from_dict(doc["arch"]))
-    check_state_dict(state, net, str(path))
-    net.load_state_dict(state, strict=True)
-    net.eval()
+    net, doc = checkpoint.load(Path(path), KIND)
+    assert isinstance(net, PolicyNet)
     return net, doc
 
 
 def check_state_dict(state: object, net: torch.nn.Module, what: str) -> None:
     """Raise ``ValueError`` unless ``state`` holds exactly ``net``'s tensors, shaped, finite."""
-    if not isinstance(state, dict):
-        raise ValueError(f"{what}: expected a state_dict, got {type(state).__name__}")
-    want = net.state_dict()
-    missing = sorted(set(want) - set(state))
-    extra = sorted(str(k) for k in set(state) - set(want))
-    if missing or extra:
-        raise ValueError(f"{what}: tensors missing {missing[:5]}, unexpected {extra[:5]}")
-    for key, ref in want.items():
-        t = state[key]
-        if not isinstance(t, torch.Tensor) or t.shape != ref.shape or t.dtype != ref.dtype:
-            got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
-            raise ValueError(f"{what}: tensor {key!r} should be {tuple(ref.shape)}, got {got}")
-        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
-            raise ValueError(f"{what}: tensor {key!r} has non-finite values")
+    expected = {k: (tuple(v.shape), v.dtype) for k, v in net.state_dict().items()}
+    checkpoint.check_tensors(state, expected, what)
 
 
 class TorchAgent(BaseAgent):
@@ -218,6 +133,8 @@ class TorchAgent(BaseAgent):
         self.net = net.eval()
         self.name = name
         self.obs_version = net.config.obs_version
+        if not isinstance(greedy, (bool, np.bool_)):
+            raise TypeError(f"greedy must be True or False, got {greedy!r}")
         self.greedy = bool(greedy)
         self.batch_size = batch_size
         self.meta = meta or {}
@@ -233,12 +150,7 @@ class TorchAgent(BaseAgent):
         Raises:
             ValueError: an unknown name or an invalid checkpoint (see ``load_network``).
         """
-        path = Path(spec)
-        if isinstance(spec, str) and path.suffix != ".pt" and os.sep not in spec:
-            path = SHIPPED_DIR / f"{spec}.pt"
-            if not path.is_file():
-                shipped = sorted(p.stem for p in SHIPPED_DIR.glob("*.pt"))
-                raise ValueError(f"no shipped checkpoint {spec!r}; shipped: {shipped}")
+        path = checkpoint.resolve(spec)
         net, doc = load_network(path)
         name = str(spec) if path.parent != SHIPPED_DIR else path.stem
         return cls(net, name=name, greedy=greedy, seed=seed, meta=doc)

@@ -46,7 +46,8 @@ OBS_MIN_ROWS = max(O.HAND + 4, O.VOIDS + 1, O.VISIBLE + 4, O.CLAIM + 1)
 
 
 @njit
-def _hand_of(obs, hand) -> None:
+def hand_of(obs, hand) -> None:
+    """Write the own concealed tile counts of observation ``obs`` into ``hand`` (``int[27]``)."""
     # any nonzero entry counts as 1, so a count is at most 4 whatever the planes hold
     for t in range(27):
         hand[t] = (
@@ -58,7 +59,8 @@ def _hand_of(obs, hand) -> None:
 
 
 @njit
-def _void_of(obs) -> int:
+def void_of(obs) -> int:
+    """The own void suit (0-2) that observation ``obs`` shows, or -1 before 定缺."""
     for s in range(3):
         if obs[O.VOIDS, 9 * s]:
             return s
@@ -70,7 +72,7 @@ POW5 = np.array([5**r for r in range(9)], dtype=np.int64)
 
 
 @njit
-def _ukeire(hand, void, unseen, dist) -> tuple:
+def ukeire(hand, void, unseen, dist) -> tuple:
     """(shanten, useful unseen tiles) of a 3k+1 hand.
 
     The same numbers as calling ``shanten`` on the hand and on the hand plus
@@ -101,7 +103,7 @@ def _ukeire(hand, void, unseen, dist) -> tuple:
 
 @njit
 def _ukeire_plain(hand, void, unseen, dist) -> tuple:
-    """``_ukeire`` by one ``shanten`` call per tile (the reference)."""
+    """``ukeire`` by one ``shanten`` call per tile (the reference)."""
     base = shanten(hand, void, dist)
     useful = 0
     for t in range(27):
@@ -203,8 +205,8 @@ def decide(obs, mask, dist) -> int:
     if mask[HU]:
         return HU
     hand = np.zeros(27, dtype=np.uint8)
-    _hand_of(obs, hand)
-    void = _void_of(obs)
+    hand_of(obs, hand)
+    void = void_of(obs)
     unseen = np.zeros(27, dtype=np.int64)
     unseen_of(obs, unseen)
     # 定缺: the shortest suit among the legal ones
@@ -245,7 +247,7 @@ def decide(obs, mask, dist) -> int:
         if not mask[DISCARD + d] or hand[d] == 0:
             continue
         hand[d] -= 1
-        sh, uk = _ukeire(hand, void, unseen, dist)
+        sh, uk = ukeire(hand, void, unseen, dist)
         hand[d] += 1
         if sh < best_sh or (sh == best_sh and uk >= best_uk):
             best_a, best_sh, best_uk = DISCARD + d, sh, uk

@@ -41,12 +41,12 @@ from sichuan_env.agents.rule_based.heuristic import (
     OBS_MIN_ROWS,
     _claim,
     _first_legal,
-    _hand_of,
-    _ukeire,
-    _void_of,
     decide,
+    hand_of,
     self_kong_within,
+    ukeire,
     unseen_of,
+    void_of,
 )
 
 from sichuan_env._jit import njit
@@ -136,8 +136,8 @@ def decide_style(obs, mask, dist, style: int) -> int:
     if mask[HU]:
         return HU
     hand = np.zeros(27, dtype=np.uint8)
-    _hand_of(obs, hand)
-    void = _void_of(obs)
+    hand_of(obs, hand)
+    void = void_of(obs)
     if mask[PONG] or mask[KONG] or mask[PASS]:
         claim_tile = -1
         for u in range(27):
@@ -174,7 +174,7 @@ def decide_style(obs, mask, dist, style: int) -> int:
         if not mask[DISCARD + d] or hand[d] == 0:
             continue
         hand[d] -= 1
-        sh, uk = _ukeire(hand, void, unseen, dist)
+        sh, uk = ukeire(hand, void, unseen, dist)
         hand[d] += 1
         now = min(now, sh)
         key = sh * 1000 - uk
@@ -234,7 +234,8 @@ STYLES = ("value", "defensive", "heuristic", "random")
 
 def population_table(walls: int, seed: int = 0, progress: bool = False) -> dict:
     """Duplicate results: the four styles together, then each style against three heuristics."""
-    from sichuan_env.agents.eval.evaluate import play_duplicate, summarize
+    from sichuan_env.agents.eval.evaluate import play_duplicate
+    from sichuan_env.agents.eval.match_stats import summarize
 
     from sichuan_env import RuleConfig
 

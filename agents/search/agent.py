@@ -93,7 +93,7 @@ class SearchAgent(BaseAgent):
         gap: candidates: discards within ``gap`` shanten of the best (-1: every legal discard).
         z: standard errors a candidate's gain must clear to replace the style's action (>= 0).
         style: the rule-based style searched over and played by every seat in rollouts.
-        rules: the ruleset the states are played under (default RULES.md §9).
+        rules: the ruleset the states are played under (default docs/rules.md §9).
     """
 
     name = "search"

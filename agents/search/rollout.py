@@ -26,6 +26,7 @@ Kernels only; ``sichuan_env.agents.search.agent`` and ``train.expert`` drive the
 from __future__ import annotations
 
 import numpy as np
+from sichuan_env.agents.eval.metrics import paired_stats
 from sichuan_env.agents.rule_based.fused import run_styles, style_action
 
 from sichuan_env._jit import njit
@@ -229,20 +230,6 @@ def evaluate_candidates(
             apply(st, cands[c], rules, flags, waits)
             run_styles(st, styles, -1, rules, flags, waits, obs, mask, dist)
             vals[k, c] = float(st.scores[me] - base)
-
-
-@njit
-def paired_stats(vals, n_samples: int, c: int, base: int) -> tuple[float, float]:
-    """Mean and standard error of candidate ``c``'s gain over candidate ``base``, paired over the samples of ``vals``."""
-    s1 = 0.0
-    s2 = 0.0
-    for k in range(n_samples):
-        d = vals[k, c] - vals[k, base]
-        s1 += d
-        s2 += d * d
-    mean = s1 / n_samples
-    var = max(s2 / n_samples - mean * mean, 0.0)
-    return mean, np.sqrt(var / max(n_samples - 1, 1))
 
 
 @njit

@@ -42,7 +42,8 @@ import torch
 from sichuan_env.agents.base import Agent
 from sichuan_env.agents.belief.guard import GuardedAgent, parse_far
 from sichuan_env.agents.belief.model import BeliefModel
-from sichuan_env.agents.eval.evaluate import make_lineup_agents, play_duplicate, summarize
+from sichuan_env.agents.eval.evaluate import make_lineup_agents, play_duplicate
+from sichuan_env.agents.eval.match_stats import summarize
 from sichuan_env.agents.rule_based.heuristic import HeuristicAgent
 
 from sichuan_env import PRESETS, RuleConfig

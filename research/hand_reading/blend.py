@@ -9,7 +9,8 @@ heuristic. Each head's blend is ``sigmoid(b0 + b1 * logit(model) + b2 *
 logit(filter))`` (probabilities clipped to ``[EPS, 1 - EPS]`` first), fitted on
 the scored rows of a held-out folder (``sichuan_env.train.belief.report``'s rows) that the
 report does not use: fit on one set of hands, score on another
-(``sichuan_env.train.belief.report ... --filter --filter-cache TEST --blend FILE``).
+(``python -m research.hand_reading.report ... --filter-cache TEST --blend FILE``).
+The heads are those the readers predict (``filter_eval.READER_HEADS``).
 """
 
 from __future__ import annotations
@@ -22,11 +23,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sichuan_env.agents.eval.metrics import auc
 from sichuan_env.train.belief.baselines import fit_logistic
 
+from research.hand_reading.filter_eval import READER_HEADS
 from sichuan_env._cli import run
 
-HEADS = ("tenpai", "waits", "hand", "deal_in")
+HEADS = READER_HEADS
+"""The blended heads: the readers' (``research.hand_reading.filter_eval``)."""
 EPS = 1e-3
 """Probabilities are clipped to ``[EPS, 1 - EPS]`` before their logits are taken."""
 FORMAT = "sichuan-belief-blend/1"
@@ -51,6 +55,27 @@ def apply(coef: list[float] | np.ndarray, p_model: np.ndarray, p_filter: np.ndar
     return (1.0 / (1.0 + np.exp(-z))).reshape(np.shape(p_model)).astype(np.float32)
 
 
+def blended(coef: dict[str, list[float]]) -> Any:
+    """A ``derive`` function for ``sichuan_env.train.belief.report.collect``: ``"model+filter"``.
+
+    It reads the predictors ``"model"`` and ``"filter"`` of each head of ``coef``.
+
+    Raises:
+        ValueError: (when called) a batch without the model's or the filter's predictions.
+    """
+
+    def derive(by_name: dict[str, dict[str, np.ndarray]]) -> dict[str, dict[str, np.ndarray]]:
+        out = {}
+        for h, c in coef.items():
+            preds = by_name.get(h, {})
+            if "model" not in preds or "filter" not in preds:
+                raise ValueError("a blend needs the model and the filter's predictions")
+            out[h] = {"model+filter": apply(c, preds["model"], preds["filter"])}
+        return out
+
+    return derive
+
+
 def fit(data: dict[str, Any]) -> dict[str, list[float]]:
     """Per-head coefficients from ``sichuan_env.train.belief.report.collect``'s output (model and filter)."""
     out = {}
@@ -62,45 +87,6 @@ def fit(data: dict[str, Any]) -> dict[str, list[float]]:
         if y.size == 0 or y.min() == y.max():
             raise ValueError(f"head {h}: the fitting rows need both labels")
         out[h] = [float(c) for c in fit_logistic(design(preds["model"], preds["filter"]), y)]
-    return out
-
-
-def compare(
-    data: dict[str, Any], a: str, b: str, boot: int = 200, seed: int = 0
-) -> dict[str, dict[str, float]]:
-    """AUC(a) - AUC(b) per head with a 95% interval from a bootstrap over hands (paired).
-
-    ``data`` is ``sichuan_env.train.belief.report.collect``'s output; the hands (``groups``) are resampled
-    with replacement, both predictors scored on each resample.
-
-    Raises:
-        ValueError: a predictor missing from some head.
-    """
-    from sichuan_env.train.belief.report import auc
-
-    if a == b:
-        raise ValueError("--compare needs two different predictors")
-    if boot < 1:
-        raise ValueError(f"boot must be >= 1, got {boot}")
-    rng = np.random.default_rng(seed)
-    out = {}
-    for h in HEADS:
-        preds = data["preds"][h]
-        if a not in preds or b not in preds:
-            raise ValueError(f"--compare: head {h} has no predictor {a if a not in preds else b!r}")
-        y, g = data["labels"][h], data["groups"][h]
-        hands, inv = np.unique(g, return_inverse=True)
-        order = np.argsort(inv, kind="stable")
-        rows = np.split(order, np.cumsum(np.bincount(inv, minlength=len(hands)))[:-1])
-        diffs = []
-        for _ in range(boot):
-            pick = np.concatenate([rows[i] for i in rng.integers(len(hands), size=len(hands))])
-            if y[pick].min() == y[pick].max():
-                continue
-            diffs.append(auc(y[pick], preds[a][pick]) - auc(y[pick], preds[b][pick]))
-        lo, hi = np.percentile(diffs, [2.5, 97.5]) if diffs else (np.nan, np.nan)
-        out[h] = {"diff": auc(y, preds[a]) - auc(y, preds[b]), "lo": float(lo), "hi": float(hi),
-                  "boot": len(diffs), "hands": len(hands)}  # fmt: skip
     return out
 
 
@@ -152,23 +138,21 @@ def main(argv: list[str] | None = None) -> int:
     import sichuan_env.train.belief.report as R
     import torch
     from sichuan_env.agents.belief.model import BeliefModel
-
-    from research.hand_reading.filter_eval import load_many
+    from sichuan_env.train.belief.predictions import load_predictions
 
     torch.set_num_threads(max(1, args.threads))
     try:
         model = BeliefModel.load(args.checkpoint)
-        data = R.collect(
-            args.data, model, games=args.games, filter_preds=load_many(args.filter_cache)
-        )
+        filt = load_predictions(args.filter_cache)
+        data = R.collect(args.data, model, games=args.games, predictions={"filter": filt})
         coef = fit(data)
     except ValueError as exc:
         p.error(str(exc))
     fitted = {
         h: {
-            "auc_model": R.auc(data["labels"][h], data["preds"][h]["model"]),
-            "auc_filter": R.auc(data["labels"][h], data["preds"][h]["filter"]),
-            "auc_blend": R.auc(
+            "auc_model": auc(data["labels"][h], data["preds"][h]["model"]),
+            "auc_filter": auc(data["labels"][h], data["preds"][h]["filter"]),
+            "auc_blend": auc(
                 data["labels"][h],
                 apply(coef[h], data["preds"][h]["model"], data["preds"][h]["filter"]),
             ),

@@ -10,8 +10,9 @@ opponent, ``--runs`` independent sets averaged).
 
 ``predict_folder`` replays each hand of ``records.jsonl`` (``game_id <
 games``) and runs ``BeliefFilter`` for every seat at every one of its
-decisions; ``sichuan_env.train.belief.report --filter`` scores the result next to the
-network and the baselines on the same rows. Run alone, this prints the
+decisions; ``research.hand_reading.report --filter`` scores the result next to the
+network and the baselines on the same rows (and so does ``sichuan_env.train.belief.report
+--predictions filter=FILE`` with the files ``--save`` writes). Run alone, this prints the
 filter's speed and how often it found a wall consistent with everything
 public (energy 0).
 """
@@ -26,13 +27,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sichuan_env.agents.belief.heads import get as get_head
 
 from research.hand_reading.filter import BeliefFilter
 from research.hand_reading.smc import HandReader
 from sichuan_env._cli import run
+from sichuan_env._npz import Spec, safe_load_npz
 from sichuan_env.engine.game import Game
 
-KEYS = ("tenpai", "waits", "hand", "deal_in", "exact", "proposals")
+READER_HEADS = ("tenpai", "waits", "hand", "deal_in")
+"""The belief heads the hand readers predict (``sichuan_env.agents.belief.heads``)."""
+KEYS = (*READER_HEADS, "exact", "proposals")
+"""The arrays of a prediction file: the heads, then the reader's statistics."""
 
 
 def read_records(folder: str | Path, games: int, first: int = 0) -> dict[int, dict[str, Any]]:
@@ -70,7 +76,7 @@ def predict_folder(
     With ``save``, the predictions so far (``save_preds``) and the stats are
     written after every hand (to ``save`` and ``save`` + ``.json``), so that a
     run stopped early can still be scored on the hands it finished
-    (``sichuan_env.train.belief.report --filter-cache``, ``--games`` the hands done);
+    (``research.hand_reading.report --filter-cache``, ``--games`` the hands done);
     ``resume`` reads ``save`` first (if it exists) and skips the hands it holds.
 
     Returns:
@@ -132,13 +138,13 @@ def load_preds(path: str | Path) -> dict[tuple[int, int], dict[str, np.ndarray]]
     Raises:
         ValueError: an unreadable file, or arrays of the wrong shape or range.
     """
-    shapes = {"tenpai": (3,), "waits": (3, 27), "hand": (3, 27), "deal_in": (27,)}
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            keys = z["keys"]
-            arrays = {k: z[k] for k in KEYS}
-    except (OSError, KeyError, ValueError) as exc:
-        raise ValueError(f"{path}: not a filter prediction file ({exc})") from None
+    shapes = {h: get_head(h).shape for h in READER_HEADS}
+    specs = {"keys": Spec(("n", 2), kinds="iu")}
+    specs.update({h: Spec(("n", *shape), kinds="f") for h, shape in shapes.items()})
+    specs.update({k: Spec(("n",), kinds="biuf") for k in KEYS if k not in shapes})
+    # headers and sizes are checked before any data is read (a header bomb is a ValueError)
+    arrays = safe_load_npz(path, specs, what="filter prediction file")
+    keys = arrays.pop("keys")
     n = len(keys)
     if keys.ndim != 2 or keys.shape[1] != 2:
         raise ValueError(f"{path}: keys must be [n, 2]")

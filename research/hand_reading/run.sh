@@ -17,7 +17,8 @@ python -m research.hand_reading.filter_eval "${SMC[@]}" --data "$DATA/heur-test"
 python -m research.hand_reading.filter_eval "${SMC[@]}" --data "$DATA/heur-test" --first-game 200 --games 300 --save "$OUT/test-200-300.npz"
 wait "$p2"
 python -m research.hand_reading.blend belief --data "$DATA/heur-val" --games 100 --filter-cache "$OUT/val-0-100.npz" \
-    --out research/hand_reading/results/belief_blend.json --threads 1
-python -m sichuan_env.train.belief.report belief --data "$DATA/heur-test" --games 300 --filter --threads 1 \
+    --out "$OUT/belief_blend.json" --threads 1
+# the library report scores the model, the baselines and the reader's files; this one adds the blend
+python -m research.hand_reading.report belief --data "$DATA/heur-test" --games 300 --threads 1 \
     --filter-cache "$OUT"/test-0-100.npz "$OUT"/test-100-200.npz "$OUT"/test-200-300.npz \
-    --blend research/hand_reading/results/belief_blend.json --compare model+filter model --json research/hand_reading/results/belief_smc_report.json
+    --blend "$OUT/belief_blend.json" --compare model+filter model --json "$OUT/belief_smc_report.json"

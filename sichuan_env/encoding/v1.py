@@ -172,7 +172,7 @@ def encode_v1(st, me: int, oracle: bool, rules, out) -> None:
     if st.phase == PH_EXCHANGE:
         for k in range(st.n_picks[me]):
             out[PICKS, st.picks[me, k]] = 1
-    left = np.int64(st.tail) - np.int64(st.head) + 1
+    left = int(st.tail) - int(st.head) + 1
     for k in range(min(27, (max(left, 0) + 1) // 2)):
         out[WALL, k] = 1
     out[DEALER, (st.dealer - me) % 4] = 1
@@ -191,7 +191,7 @@ def write_oracle(st, me: int, out, row: int) -> None:
     """
     for r in range(1, 4):
         _therm(out, row + 4 * (r - 1), st.hands[(me + r) % 4])
-    left = np.int64(st.tail) - np.int64(st.head) + 1
+    left = int(st.tail) - int(st.head) + 1
     for k in range(min(55, max(left, 0))):
         out[row + 12 + k, st.wall[st.head + k]] = 1
 

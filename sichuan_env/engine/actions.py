@@ -1,4 +1,4 @@
-"""The action space: a sum of named ranges, and the record syntax of RULES.md §10.
+"""The action space: a sum of named ranges, and the record syntax of docs/rules.md §10.
 
 The engine takes one decision at a time from the seat to act. 换三张 is three
 single-tile picks (``EXCHANGE + t``), logged in a record as one
@@ -87,7 +87,7 @@ def action_from_str(text: str) -> list[int]:
     """Action ids of one record action: one id, or three picks for ``exchange``.
 
     Raises:
-        ValueError: for text that is not an action of RULES.md §10.
+        ValueError: for text that is not an action of docs/rules.md §10.
     """
     if not isinstance(text, str):
         raise ValueError(f"an action is a string such as 'discard 5p', not {text!r}")

@@ -1,4 +1,4 @@
-"""Discards, kongs and the windows they open (numba): claims, robbing, 一炮多响 (RULES.md §4).
+"""Discards, kongs and the windows they open (numba): claims, robbing, 一炮多响 (docs/rules.md §4).
 
 A discard opens a claim window (hu / pong / kong / pass) and an added kong a
 robbing window (hu / pass) with the same mechanism, ``open_window``: the

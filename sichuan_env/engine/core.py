@@ -1,4 +1,4 @@
-"""Shared numba helpers of the rules: wall, void, turn order, what a win is worth (RULES.md §4-§6).
+"""Shared numba helpers of the rules: wall, void, turn order, what a win is worth (docs/rules.md §4-§6).
 
 Every engine function takes the record ``st`` (``states[i]`` inside numba, so
 writes land in the array), the packed rules (``RuleConfig.as_array()``
@@ -36,13 +36,13 @@ OPT_FORCED = 8  # 最后四张: the win must be taken (no pass)
 @njit
 def tiles_left(st) -> int:
     """Tiles still in the wall."""
-    return np.int64(st.tail) - np.int64(st.head) + 1
+    return int(st.tail) - int(st.head) + 1
 
 
 @njit
 def void_of(st, seat: int, rules: np.ndarray) -> int:
     """The seat's void suit when 定缺 is played, else -1."""
-    return np.int64(st.void[seat]) if rules[R_DECLARE_VOID] else -1
+    return int(st.void[seat]) if rules[R_DECLARE_VOID] else -1
 
 
 @njit
@@ -59,7 +59,7 @@ def next_active(st, seat: int) -> int:
 def win_score(st, seat: int, tile: int, ctx: int, rules: np.ndarray, flags: np.ndarray) -> tuple:
     """``(fan, base, roots, extras)`` if ``seat`` wins with ``tile`` added (-1: as held).
 
-    A ``tile`` the seat already holds 4 times (hand and melds) is no win (RULES.md §5).
+    A ``tile`` the seat already holds 4 times (hand and melds) is no win (docs/rules.md §5).
     """
     h = st.hands[seat]
     if tile >= 0:
@@ -77,7 +77,7 @@ def offered_win(st, seat: int, tile: int, ctx: int, rules, flags) -> int:
     """Fan of the win ``seat`` may claim on another's ``tile``, or -1 (not legal, or 过胡-blocked).
 
     A declined win blocks wins on others' tiles worth no more fan until the
-    seat's next draw (RULES.md §4.4, §10.1.1).
+    seat's next draw (docs/rules.md §4.4, §10.1.1).
     """
     fan, _, _, _ = win_score(st, seat, tile, ctx, rules, flags)
     if fan < 0:

@@ -1,4 +1,4 @@
-"""Dealing a hand (numba): the blank record, the seeded shuffle, the deal (RULES.md §3).
+"""Dealing a hand (numba): the blank record, the seeded shuffle, the deal (docs/rules.md §3).
 
 A hand starts from ``BLANK``, a template record in which every field holds
 its value before the deal (0, or -1 where the field names a seat, tile or
@@ -101,7 +101,8 @@ def deal(states, i: int, wall: np.ndarray, dealer: int, offset: int, rules: np.n
     """Reset ``states[i]`` to ``BLANK`` and deal: 13 tiles each from the dealer on, the dealer's 14th."""
     states[i] = BLANK[0]
     st = states[i]
-    st.wall[:] = wall
+    for k in range(108):  # not st.wall[:] = wall: its shape check compiles string formatting
+        st.wall[k] = wall[k]
     st.dealer = dealer
     st.exchange_offset = offset if rules[R_EXCHANGE_THREE] else 0
     for k in range(52):

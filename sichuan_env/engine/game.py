@@ -1,7 +1,7 @@
 """``Game``: the typed Python facade for one hand of 血战到底.
 
 The rules live in the numba engine (``core.py``, ``step.py``); ``Game`` holds
-one state record, speaks the action strings of RULES.md §10, keeps the game
+one state record, speaks the action strings of docs/rules.md §10, keeps the game
 record, and offers read access to what each seat can see and to the whole
 table::
 
@@ -96,7 +96,7 @@ class Game:
         rules: the ruleset.
         seed: draws the wall, the dealer and the 换三张 direction (None: random);
             an integer in ``[0, 2**64)``.
-        wall: 108 tile indices in draw order (RULES.md §10) instead of a seed.
+        wall: 108 tile indices in draw order (docs/rules.md §10) instead of a seed.
         dealer: the dealer, 0..3, only with ``wall`` (default 0).
         exchange_offset: 1, 2 or 3, only with ``wall`` and 换三张 on.
 
@@ -138,7 +138,7 @@ class Game:
                 raise ValueError("give either a seed or a wall, not both")
             w = _validate_wall(wall)
             dealer = 0 if dealer is None else dealer
-            if not _is_int(dealer) or not 0 <= dealer < 4:  # type: ignore[operator]
+            if not _is_int(dealer) or not 0 <= dealer < 4:
                 raise ValueError(f"dealer must be an integer 0..3, got {dealer!r}")
             if rules.exchange_three:
                 if not _is_int(exchange_offset) or exchange_offset not in (1, 2, 3):
@@ -151,7 +151,7 @@ class Game:
                     raise ValueError("exchange_offset is only for rules with exchange_three")
                 offset = 0
             self.seed = None
-        _deal.deal(self._st, 0, w, int(dealer), int(offset), self._r)  # type: ignore[arg-type]
+        _deal.deal(self._st, 0, w, int(dealer), int(offset), self._r)
         self._hist: tuple[int, list, list] | None = None  # cache of _history()
         self._mask_ok = False  # self._scratch holds the legal mask of the current decision
 
@@ -162,6 +162,17 @@ class Game:
         snapshot = self._st.copy()
         snapshot.flags.writeable = False
         return snapshot[0]
+
+    def state_view(self) -> np.ndarray:
+        """The engine record as a read-only one-row ``STATE_DTYPE`` array, without a copy.
+
+        A view: it follows the hand as it moves on (copy it to keep a moment). Hosts
+        hand it to agents (``sichuan_env.envs.acting.ask_one``) at every decision;
+        ``state`` is the slower, detached copy.
+        """
+        view = self._st.view()
+        view.flags.writeable = False
+        return view
 
     def to_act(self) -> int | None:
         """The seat that owes the next decision, or None when the hand is over."""
@@ -195,7 +206,7 @@ class Game:
         self._mask_ok = False
 
     def legal(self) -> list[str]:
-        """The legal decisions of the seat to act, in record syntax (RULES.md §10)."""
+        """The legal decisions of the seat to act, in record syntax (docs/rules.md §10)."""
         st = self._st[0]
         ids = self.legal_ids()
         if int(st["phase"]) == PH_EXCHANGE:
@@ -211,7 +222,7 @@ class Game:
         st = self._st[0]
         seat = int(st["to_act"])
         hand = st["hands"][seat]
-        out = []
+        out: list[str] = []
         for s in range(3):
             tiles = [t for t in range(9 * s, 9 * s + 9) for _ in range(int(hand[t]))]
             combos = sorted(set(itertools.combinations(tiles, 3)))
@@ -287,7 +298,7 @@ class Game:
 
     # --------------------------------------------------------------- results
     def wins(self) -> list[dict[str, Any]]:
-        """Every win so far, in the order they happened (RULES.md §10 fields)."""
+        """Every win so far, in the order they happened (docs/rules.md §10 fields)."""
         return _records.wins(self)
 
     def result(self) -> dict[str, Any]:
@@ -295,7 +306,7 @@ class Game:
         return _records.result(self, copy.deepcopy(self._history()[1]))
 
     def record(self) -> dict[str, Any]:
-        """The complete JSON-serialisable game record (RULES.md §10), at any point."""
+        """The complete JSON-serialisable game record (docs/rules.md §10), at any point."""
         st = self._st[0]
         return {
             "format": RECORD_FORMAT,

@@ -3,7 +3,7 @@
 For a seat ``me`` and its three opponents in relative order (next, opposite,
 previous), ``opponent_labels`` writes, at any decision:
 
-- ``tenpai`` (bool[3]): RULES.md §5 tenpai, some tile makes a legal win (shape,
+- ``tenpai`` (bool[3]): docs/rules.md §5 tenpai, some tile makes a legal win (shape,
   at most two suits, no void tile, fewer than 4 copies in its own hand and
   melds: an exposed kong of 7p makes 7p no wait);
 - ``waits`` (uint8[3, 27]): 1 for each such tile;

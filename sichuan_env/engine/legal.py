@@ -1,4 +1,4 @@
-"""The legal actions of the seat to act (numba), RULES.md §4 and §10.
+"""The legal actions of the seat to act (numba), docs/rules.md §4 and §10.
 
 ``legal_mask`` fills ``int8[ACTION_SPACE]``; the engine never applies an
 action this mask does not allow (``step.apply`` trusts its caller, and every

@@ -1,4 +1,4 @@
-"""Game records (RULES.md §10): building them from a hand, and replaying them with full checks.
+"""Game records (docs/rules.md §10): building them from a hand, and replaying them with full checks.
 
 A record is plain JSON. ``RECORD_SCHEMA`` (``sichuan_env/data/record.schema.json``,
 published as ``docs/record.schema.json``) fixes its shape; ``replay`` trusts
@@ -116,7 +116,7 @@ def history(game: Game) -> tuple[list[list[Any]], list[dict[str, Any]]]:
 
 
 def wins(game: Game) -> list[dict[str, Any]]:
-    """Every win so far, in the order they happened (RULES.md §10 fields)."""
+    """Every win so far, in the order they happened (docs/rules.md §10 fields)."""
     st = game._st[0]
     out = []
     for k in range(int(st["n_won"])):

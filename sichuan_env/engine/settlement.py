@@ -1,4 +1,4 @@
-"""Who pays whom (numba): wins, kongs, the exhaustive-draw settlement and the end (RULES.md §7-§8).
+"""Who pays whom (numba): wins, kongs, the exhaustive-draw settlement and the end (docs/rules.md §7-§8).
 
 Every payment of a hand goes through ``pay``; the engine's ledger of what a
 kong earned (``kong_paid``, for 退税 and 呼叫转移) is kept here too.
@@ -89,7 +89,7 @@ def drop_transferred_kong(st, discarder: int) -> None:
 
 @njit
 def kong_payment(st, konger: int, kind: int, giver: int, rules) -> None:
-    """刮风下雨: pay for a kong now and remember it for 呼叫转移 and 退税 (RULES.md §7.2)."""
+    """刮风下雨: pay for a kong now and remember it for 呼叫转移 and 退税 (docs/rules.md §7.2)."""
     base = rules[R_BASE_POINTS]
     for p in range(4):
         st.last_kong_pay[p] = 0
@@ -112,7 +112,7 @@ def kong_payment(st, konger: int, kind: int, giver: int, rules) -> None:
 
 @njit
 def end_hand(st, reason: int) -> None:
-    """Close the hand and fix the next dealer (RULES.md §8)."""
+    """Close the hand and fix the next dealer (docs/rules.md §8)."""
     st.phase = PH_OVER
     st.to_act = -1
     st.end_reason = reason
@@ -141,7 +141,7 @@ def _is_flower_pig(st, s: int, rules) -> bool:
 
 @njit
 def settle_draw(st, rules: np.ndarray, flags: np.ndarray, waits: np.ndarray) -> None:
-    """流局 settlement among the players still active (RULES.md §7.3)."""
+    """流局 settlement among the players still active (docs/rules.md §7.3)."""
     before = st.scores.copy()
     active = np.zeros(4, dtype=np.bool_)
     n_active = 0

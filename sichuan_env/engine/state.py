@@ -42,7 +42,7 @@ END_FIRST_WIN = 3  # end_on_first_win and a win happened
 STATE_DTYPE = np.dtype(
     [
         # --- the deal ---
-        ("wall", np.uint8, 108),  # tile ids in draw order (RULES.md §10)
+        ("wall", np.uint8, 108),  # tile ids in draw order (docs/rules.md §10)
         ("head", np.int16),  # next normal draw: wall[head]
         ("tail", np.int16),  # next kong replacement: wall[tail]; wall empty when head > tail
         ("dealer", np.int8),  # seat that dealt (acts first with 14 tiles)
@@ -125,7 +125,7 @@ STATE_DTYPE = np.dtype(
         ("claim_pos", np.int8),  # index of the seat answering now
         # --- bookkeeping ---
         ("end_reason", np.int8),  # END_*
-        ("next_dealer", np.int8),  # RULES.md §8 (-1 while the hand runs)
+        ("next_dealer", np.int8),  # docs/rules.md §8 (-1 while the hand runs)
         ("n_log", np.int16),  # decisions taken
         ("log", np.int16, MAX_LOG),  # seat * 128 + action id per decision
     ]

@@ -14,7 +14,7 @@ from .actions import DISCARD, EXCHANGE, HU, PONG, SELF_KONG, VOID
 from .claims import answer, discard, self_kong
 from .deal import start_play
 from .legal import legal_mask
-from .state import MAX_LOG, PH_CLAIM, PH_EXCHANGE, PH_ROB, PH_VOID
+from .state import MAX_LOG, PH_CLAIM, PH_EXCHANGE, PH_OVER, PH_ROB, PH_VOID
 from .turn import apply_exchange, self_draw_win
 
 
@@ -74,3 +74,30 @@ def legal_mask_at(states, i: int, rules, flags, out) -> int:
 def apply_at(states, i: int, action: int, rules, flags, waits) -> None:
     """``apply`` on ``states[i]``."""
     apply(states[i], action, rules, flags, waits)
+
+
+ILLEGAL = -2
+"""``decide_at``'s answer to an action that is not legal now (nothing changed)."""
+
+
+@njit
+def decide_at(states, i: int, action: int, rules, flags, waits, mask, deltas) -> int:
+    """One decision of ``states[i]`` in one call, for the AEC env; ``action`` -1 only refreshes.
+
+    ``mask`` must hold the current decision's legal mask (this call and
+    ``legal_mask_at`` fill it). A legal ``action`` is applied and the seats'
+    point changes written into ``deltas`` (``int64[4]``); an illegal one
+    changes nothing and returns ``ILLEGAL``. Then ``mask`` gets the next
+    decision's legal mask. Returns the seat to act next, or -1 once the hand is over.
+    """
+    st = states[i]
+    if action >= 0:
+        if action >= mask.shape[0] or mask[action] == 0:
+            return ILLEGAL
+        for s in range(4):
+            deltas[s] = st.scores[s]
+        apply(st, action, rules, flags, waits)
+        for s in range(4):
+            deltas[s] = st.scores[s] - deltas[s]
+    legal_mask(st, rules, flags, mask)
+    return -1 if st.phase == PH_OVER else np.int64(st.to_act)

@@ -1,4 +1,4 @@
-"""Turns (numba): draws, self-draw wins, the 换三张 exchange, what follows a win (RULES.md §3-§4).
+"""Turns (numba): draws, self-draw wins, the 换三张 exchange, what follows a win (docs/rules.md §3-§4).
 
 ``begin_turn`` is where every turn starts: a draw from the head (or the tail
 for a kong replacement), or the end of the hand when the wall is empty.
@@ -83,7 +83,7 @@ def apply_exchange(st, rules) -> None:
 
 @njit
 def self_draw_win(st, seat: int, rules, flags, waits) -> None:
-    """自摸 (and 天胡/地胡/杠上花): score, collect, continue (RULES.md §7.1)."""
+    """自摸 (and 天胡/地胡/杠上花): score, collect, continue (docs/rules.md §7.1)."""
     ctx = CTX_SELF_DRAW
     if st.replacement:
         ctx |= CTX_AFTER_KONG

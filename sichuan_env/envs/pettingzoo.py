@@ -14,7 +14,7 @@
 ``27–53`` pick tile t for 换三张 (three picks, one per step); ``54–56`` declare
 void suit m/p/s; ``57–83`` concealed kong, or added kong on a pong, of tile t;
 ``84`` pong; ``85`` kong (direct, of the discard); ``86`` hu; ``87`` pass.
-``action_to_str(id)`` gives the record syntax of RULES.md §10 ("discard 5p",
+``action_to_str(id)`` gives the record syntax of docs/rules.md §10 ("discard 5p",
 "void s", "pong"; picks are "pick 3m"); ``action_from_str`` the inverse.
 
 **Observation** (v1): ``uint8[83, 27]``, every entry 0/1, planes over the
@@ -47,7 +47,7 @@ tile per row), for oracle-guided training and centralised critics.
 winners, who never act again). ``sichuan_env.encoding.observation`` holds
 the same table as data (``OBS_SPEC``, ``block_offsets``).
 
-**Turns**: the engine asks one seat at a time (RULES.md §10): the dealer's
+**Turns**: the engine asks one seat at a time (docs/rules.md §10): the dealer's
 turn, then claim windows where each seat with a claim answers in turn, and
 so on. Winners stay in ``agents`` until the hand ends, are never selected,
 and keep receiving rewards, since payments (退税) can reach them after they
@@ -109,7 +109,7 @@ Version history
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, SupportsIndex, overload
 
 import numpy as np
 from gymnasium import spaces
@@ -119,15 +119,20 @@ from pettingzoo.utils import wrappers
 from ..encoding.registry import get as get_obs_version
 from ..engine.actions import ACTION_SPACE, action_from_str, action_to_str, as_action_id
 from ..engine.game import Game, IllegalActionError, validate_seed
+from ..engine.step import ILLEGAL, decide_at
+from ..kernels.tables import get_tables
 from ..rules.config import RuleConfig, kernel_rules
 from .render import render_rgb, render_seat
 
 AGENTS = [f"player_{i}" for i in range(4)]
+_SEATS = {a: i for i, a in enumerate(AGENTS)}
+_NO_DELTAS = [0, 0, 0, 0]
+_NO_REWARDS = dict.fromkeys(AGENTS, 0)
 RENDER_MODES = ("human", "ansi", "rgb_array")
 ILLEGAL_ACTION_MODES = ("raise", "penalize", "terminate")
 
 
-class LegalActions(Sequence):
+class LegalActions(Sequence[str]):
     """The legal actions of the seat to act as strings, decoded on first use.
 
     Behaves as a list (``==``, ``in``, indexing, iteration); decoding costs a
@@ -143,7 +148,11 @@ class LegalActions(Sequence):
             self._items = self._game.legal()
         return self._items
 
-    def __getitem__(self, i):  # type: ignore[override]
+    @overload
+    def __getitem__(self, i: SupportsIndex) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: SupportsIndex | slice) -> str | list[str]:
         return self._list()[i]
 
     def __len__(self) -> int:
@@ -204,14 +213,43 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
         return self.env.state()
 
     def agent_iter(self, max_iter: int = 2**63) -> Any:
-        """PettingZoo's checked agent iterator; RuntimeError before ``reset``."""
+        """PettingZoo's checked agent iterator; RuntimeError before ``reset``.
+
+        Yields the selected agent while agents remain, at most ``max_iter``
+        times, and (as PettingZoo's) raises ``AssertionError`` when a loop
+        body called neither ``step`` nor ``reset``.
+        """
         self._require_reset("agent_iter()")
-        return super().agent_iter(max_iter)
+        return _AgentIterable(self, max_iter)
 
     def last(self, observe: bool = True) -> tuple:
         """``(observation, cumulative reward, terminated, truncated, info)`` of the selected agent."""
-        self._require_reset("last()")
+        if not self._has_reset:
+            raise RuntimeError("last() before reset(): call reset() first")
         return self.env.last(observe)
+
+
+class _AgentIterable:
+    """What ``OrderEnforcing.agent_iter`` returns: each ``iter()`` a fresh checked iterator."""
+
+    __slots__ = ("max_iter", "wrapper")
+
+    def __init__(self, wrapper: OrderEnforcing, max_iter: int) -> None:
+        self.wrapper = wrapper
+        self.max_iter = max_iter
+
+    def __iter__(self) -> Any:
+        return _agents(self.wrapper, self.wrapper.env, self.max_iter)
+
+
+def _agents(wrapper: OrderEnforcing, raw: AECEnv, left: int) -> Any:
+    """PettingZoo's ``AECOrderEnforcingIterator`` as a generator, reading the raw env directly."""
+    while left > 0 and raw.agents:
+        left -= 1
+        if not wrapper._has_updated:
+            raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
+        wrapper._has_updated = False
+        yield raw.agent_selection
 
 
 class raw_env(AECEnv):
@@ -298,6 +336,11 @@ class raw_env(AECEnv):
         self.action_spaces = {a: spaces.Discrete(ACTION_SPACE) for a in AGENTS}
         self._rng = np.random.default_rng()
         self.game: Game | None = None
+        tables = get_tables()
+        self._flags, self._waits = tables["FLAGS"], tables["WAITS"]
+        self._deltas = np.zeros(4, dtype=np.int64)  # decide_at's point changes
+        self._encode = self._spec.encode_at
+        self._infos_fresh = False  # every info is {"illegal_action": False} (no names)
 
     def observation_space(self, agent: str) -> spaces.Space:
         """The observation space of an agent (the same for all)."""
@@ -309,7 +352,7 @@ class raw_env(AECEnv):
 
     @staticmethod
     def action_to_str(action: int) -> str:
-        """Record syntax of an action id (RULES.md §10)."""
+        """Record syntax of an action id (docs/rules.md §10)."""
         return action_to_str(action)
 
     @staticmethod
@@ -321,26 +364,34 @@ class raw_env(AECEnv):
         """Deal a new hand; ``seed`` (an integer in ``[0, 2**64)``) makes the sequence reproducible."""
         if seed is not None:
             self._rng = np.random.default_rng(validate_seed(seed))
-        self.game = Game(self.rules, seed=int(self._rng.integers(0, 2**63)))
+        game = self.game = Game(self.rules, seed=int(self._rng.integers(0, 2**63)))
         self.agents = list(AGENTS)
-        self.rewards = {a: 0 for a in self.agents}
-        self._cumulative_rewards = {a: 0 for a in self.agents}
+        self.rewards: dict[str, float] = {a: 0 for a in self.agents}
+        self._cumulative_rewards: dict[str, float] = {a: 0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._skip_agent_selection = None
-        self.agent_selection = AGENTS[self.game.to_act()]
+        mask, deltas = game._scratch, self._deltas
+        seat = decide_at(game._st, 0, -1, self._r, self._flags, self._waits, mask, deltas)
+        game._mask_ok = True  # decide_at filled the game's legal mask
+        self.agent_selection = AGENTS[seat]
+        self._infos_fresh = False
         self._update_infos()
         if self.render_mode == "human":
             self.render()
 
     def _update_infos(self, offender: str | None = None) -> None:
         """Fresh infos: ``illegal_action`` (True for ``offender``), names if asked for."""
+        if self._infos_fresh and offender is None:
+            return  # every info is {"illegal_action": False} already
         for a in self.agents:
             self.infos[a] = {"illegal_action": a == offender}
+        self._infos_fresh = offender is None and not self.info_legal_names
         if self.info_legal_names:
-            live = not self.game.is_over() and not self.terminations[self.agent_selection]
-            legal = LegalActions(self.game) if live else []
+            game = self._game()
+            live = not game.is_over() and not self.terminations[self.agent_selection]
+            legal = LegalActions(game) if live else []
             for a in self.agents:
                 self.infos[a]["legal_actions"] = legal if a == self.agent_selection else []
 
@@ -361,14 +412,31 @@ class raw_env(AECEnv):
             raise RuntimeError("the env has no hand yet: call reset() first")
         return self.game
 
+    @staticmethod
+    def _agent_to_act(game: Game) -> str:
+        seat = game.to_act()
+        if seat is None:
+            raise RuntimeError("the hand is over: no agent is to act")
+        return AGENTS[seat]
+
     def _seat(self, agent: object) -> int:
         if agent not in AGENTS:
             raise ValueError(f"unknown agent {agent!r}; agents: {AGENTS}")
-        return AGENTS.index(agent)  # type: ignore[arg-type]
+        return AGENTS.index(agent)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation", "action_mask"}`` of ``agent``."""
-        return self.observe_as(agent, self.obs_version, self.oracle)
+        game = self.game
+        seat = _SEATS.get(agent) if type(agent) is str else None
+        if game is None or seat is None:
+            return self.observe_as(agent, self.obs_version, self.oracle)  # raises
+        obs = np.empty(self._obs_shape, dtype=np.uint8)  # the writer sets every entry
+        self._encode(game._st, 0, seat, self.oracle, self._r, obs)
+        if agent == self.agent_selection and not self.terminations.get(agent, True):
+            mask = (game._scratch if game._mask_ok else game._mask()).copy()
+        else:
+            mask = np.zeros(ACTION_SPACE, dtype=np.int8)
+        return {"observation": obs, "action_mask": mask}
 
     def observe_as(self, agent: str, version: int, oracle: bool = False) -> dict[str, np.ndarray]:
         """``observe`` in another observation version (agents of several versions at one table).
@@ -395,10 +463,18 @@ class raw_env(AECEnv):
         Raises:
             RuntimeError: before ``reset``, or once every agent has left after the hand's end.
         """
-        self._game()
+        if self.game is None:
+            raise RuntimeError("the env has no hand yet: call reset() first")
         if not self.agents:
             raise RuntimeError("the hand is over and every agent has left: call reset()")
-        return super().last(observe)
+        agent = self.agent_selection
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
 
     def step(self, action: int | np.integer | np.ndarray | None) -> None:
         """Take the selected agent's action (None for agents whose episode ended).
@@ -415,18 +491,25 @@ class raw_env(AECEnv):
                 not legal now; nothing changes, not even the agent's
                 accumulated reward.
         """
-        game = self._game()
+        game = self.game
+        if game is None:
+            raise RuntimeError("the env has no hand yet: call reset() first")
         if not self.agents:
             raise RuntimeError("the hand is over and every agent has left: call reset()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        try:
-            aid = as_action_id(action)
-        except (TypeError, ValueError) as e:
-            raise IllegalActionError(f"{agent}: {e}", self._legal_strs(game)) from None
-        if not game._mask()[aid]:
+        if type(action) is int and 0 <= action < ACTION_SPACE:
+            aid = action
+        else:
+            try:
+                aid = as_action_id(action)
+            except (TypeError, ValueError) as e:
+                raise IllegalActionError(f"{agent}: {e}", self._legal_strs(game)) from None
+        mask = game._mask()  # the current decision's (decide_at keeps it filled)
+        seat = decide_at(game._st, 0, aid, self._r, self._flags, self._waits, mask, self._deltas)
+        if seat == ILLEGAL:
             if self.illegal_action == "raise":
                 raise IllegalActionError(
                     f"{agent}: action {aid} ({action_to_str(aid)}) is not legal now",
@@ -434,18 +517,22 @@ class raw_env(AECEnv):
                 )
             self._penalize(agent)
             return
-        scores = game._st["scores"][0]
-        before = scores.tolist()
-        self._cumulative_rewards[agent] = 0
-        game.step_id(aid)
-        after = scores.tolist()
-        self.rewards = {a: after[i] - before[i] for i, a in enumerate(AGENTS)}
-        self._accumulate_rewards()
-        if game.is_over():
+        game._mask_ok = True  # decide_at left the next decision's mask in it
+        deltas = self._deltas.tolist()
+        cumulative = self._cumulative_rewards
+        cumulative[agent] = 0
+        if deltas == _NO_DELTAS:  # most decisions move no points
+            self.rewards = dict(_NO_REWARDS)
+        else:
+            self.rewards = rewards = dict(zip(AGENTS, deltas, strict=True))
+            for a in AGENTS:  # PettingZoo's _accumulate_rewards: every agent stays to the end
+                cumulative[a] += rewards[a]
+        if seat < 0:
             self.terminations = {a: True for a in self.agents}
         else:
-            self.agent_selection = AGENTS[game.to_act()]  # type: ignore[index]
-        self._update_infos()
+            self.agent_selection = AGENTS[seat]
+        if not self._infos_fresh:
+            self._update_infos()
         if self.render_mode == "human":
             self.render()
 

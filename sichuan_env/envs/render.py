@@ -78,6 +78,8 @@ _GLYPHS = {
 }  # fmt: skip
 _FONT = {c: np.array([ch == "#" for ch in g], dtype=bool).reshape(5, 3) for c, g in _GLYPHS.items()}
 
+_Rgb = tuple[int, int, int]
+
 _FELT = (16, 92, 56)
 _TEXT = (240, 240, 240)
 _FACE = (244, 238, 220)
@@ -96,7 +98,7 @@ RGB_SHAPE = (20 + 4 * _BLOCK, 2 * _MARGIN + _PER_ROW * (_SMALL[0] + 1), 3)
 """The shape of every image ``render_rgb`` draws."""
 
 
-def _text(img: np.ndarray, y: int, x: int, text: str, color, scale: int = 2) -> int:
+def _text(img: np.ndarray, y: int, x: int, text: str, color: _Rgb, scale: int = 2) -> int:
     """Draw ``text`` (upper-cased; unknown characters as ``?``) at ``(y, x)``; returns the end x."""
     for ch in text.upper():
         glyph = _FONT.get(ch, _FONT["?"])
@@ -111,7 +113,7 @@ def _text(img: np.ndarray, y: int, x: int, text: str, color, scale: int = 2) -> 
 
 def _tile(
     img: np.ndarray, y: int, x: int, size: tuple[int, int], tile: int | None, *, dim: bool = False,
-    border=None,
+    border: _Rgb | None = None,
 ) -> None:  # fmt: skip
     """One tile: face up (``tile`` 0..26) with its rank in its suit's colour, or its back (None)."""
     w, h = size

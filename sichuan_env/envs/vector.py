@@ -14,7 +14,7 @@ Rewards are points, zero-sum per row, delivered to all four seats at the step
 that moved them (a seat that has won still receives 退税 refunds). ``done[i]``
 marks a slot whose hand ended at this step; ``info["final_scores"][i]`` then
 holds that hand's scores, and ``record(i)`` its replayable game record
-(RULES.md §10). Slot ``i`` deals its ``n``-th hand from
+(docs/rules.md §10). Slot ``i`` deals its ``n``-th hand from
 ``seed_i + n * SEED_STRIDE``, where ``seed_i = slot_seeds(seed, N)[i]`` mixes
 the run's seed and the slot with splitmix64 (distinct seeds never deal the
 same hands in a slot), so a run is reproducible from ``seed`` whatever the
@@ -328,7 +328,7 @@ class VectorEnv:
         return int(i)  # type: ignore[call-overload]
 
     def record(self, i: int) -> dict[str, Any]:
-        """The game record of the last hand that ended in slot ``i`` (RULES.md §10).
+        """The game record of the last hand that ended in slot ``i`` (docs/rules.md §10).
 
         Raises:
             TypeError, ValueError: a bad slot, or no hand has ended in that slot yet.

@@ -74,7 +74,7 @@ def scan(counts: np.ndarray) -> tuple:
 
 
 @njit
-def row_key(c: np.ndarray, i: int, b: int) -> int:
+def row_key(c: np.ndarray, i: int, b: int) -> np.int64:
     """Base-5 key of ``c[i, b:b+9]``: nothing else, so batched loops stay vectorisable."""
     return (
         np.int64(c[i, b])
@@ -126,7 +126,7 @@ def win_from_keys(k0: int, k1: int, k2: int, n: int, odd: int, flags: np.ndarray
 
 
 @njit
-def _suit_waits(w: np.uint32, residue: int, others_complete: int) -> int:
+def _suit_waits(w: int, residue: int, others_complete: int) -> int:
     """Ranks of one suit that complete the hand, given the other two suits' state."""
     if not others_complete:
         return 0

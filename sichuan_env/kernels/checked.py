@@ -111,7 +111,7 @@ def is_win_batch(counts: np.ndarray, flags: np.ndarray) -> tuple:
         size = (f0 >> 2) + (f1 >> 2) + (f2 >> 2)
         ok = (size <= MAX_CONCEALED) & (size % 3 == 2)
         out[i] = ok & win_from_flags(f0, f1, f2)
-        bad += np.int64(not ok)
+        bad += int(not ok)
     return out, bad
 
 

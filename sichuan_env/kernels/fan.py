@@ -2,7 +2,7 @@
 
 ``score(concealed, melds, n_melds, void, ctx, rules, flags)`` returns
 ``(fan, base, roots, extras)`` with ``fan = -1`` when the hand is not a legal
-win (RULES.md §5): a complete shape, at most two suits over concealed tiles
+win (docs/rules.md §5): a complete shape, at most two suits over concealed tiles
 and melds, and no tile of the void suit. Otherwise every reading (standard,
 all-triplets, terminals, seven pairs, plus 天胡/地胡 when the context says so)
 is scored as base fan + roots (one fewer for 龙七对) and the best total is
@@ -254,9 +254,9 @@ def held_copies(concealed: np.ndarray, melds: np.ndarray, n_melds: int, tile: in
     """Copies of ``tile`` in a player's own hand and melds: 3 per pong, 4 per kong.
 
     A tile already held 4 times cannot be won on, so it is never a wait
-    (RULES.md §5); ``best_wait`` and the engine's ``win_score`` both ask here.
+    (docs/rules.md §5); ``best_wait`` and the engine's ``win_score`` both ask here.
     """
-    held = np.int64(concealed[tile])
+    held = int(concealed[tile])  # int64 under numba, as np.int64 would be
     for j in range(n_melds):
         if melds[j, 1] == tile:
             held += 3 if melds[j, 0] == MELD_PONG else 4
@@ -273,7 +273,7 @@ def best_wait(
     flags: np.ndarray,
     waits: np.ndarray,
 ) -> tuple:
-    """查大叫: the highest-fan win among a ``3k + 1`` hand's waits (RULES.md §7.3).
+    """查大叫: the highest-fan win among a ``3k + 1`` hand's waits (docs/rules.md §7.3).
 
     Each tile with fewer than 4 copies in the hand and melds is tried as a win
     on a discard: roots counted, no extra fan, capped. Returns

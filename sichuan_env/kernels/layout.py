@@ -6,7 +6,7 @@ into ``int64[NUM_RULE_SLOTS]`` in the slot order below.
 
 from __future__ import annotations
 
-# Rule slots: the packed ruleset (RULES.md §9) is one int64 per ``RuleConfig`` field, in
+# Rule slots: the packed ruleset (docs/rules.md §9) is one int64 per ``RuleConfig`` field, in
 # this order. ``RuleConfig`` packs and validates from its own fields and checks at import
 # that they are exactly these names; a kernel reads a slot through its ``R_*`` constant.
 RULE_FIELDS = (
@@ -68,7 +68,7 @@ CTX_EARTHLY = 32  # 地胡
 CTX_LAST_TILE = 64  # 海底: self-draw of the last tile, or a win on the discard after it
 CTX_NO_EXTRAS = 128  # score without any extra fan (查大叫)
 
-# Base patterns (RULES.md §6.1, §10 identifiers) and their fan.
+# Base patterns (docs/rules.md §6.1, §10 identifiers) and their fan.
 BASE_NAMES = (
     "pinghu",
     "duidui",
@@ -101,7 +101,7 @@ BASE_FAN = (1, 2, 3, 3, 3, 4, 4, 5, 5, 5, 6, 6, 6)
     DIHU,
 ) = range(len(BASE_NAMES))
 
-# Extra fan bits (RULES.md §6.3), in identifier order.
+# Extra fan bits (docs/rules.md §6.3), in identifier order.
 EXTRA_NAMES = ("gang_shang_hua", "gang_shang_pao", "qiang_gang", "haidi", "jingou", "zimo")
 X_GANG_SHANG_HUA, X_GANG_SHANG_PAO, X_QIANG_GANG, X_HAIDI, X_JINGOU, X_ZIMO = (
     1 << i for i in range(len(EXTRA_NAMES))

@@ -1,4 +1,4 @@
-"""Exact shanten over ``uint8[27]`` count vectors (RULES.md §5).
+"""Exact shanten over ``uint8[27]`` count vectors (docs/rules.md §5).
 
 ``shanten = min over complete targets T of |T minus H| - 1`` where ``H`` is
 the concealed part (exposed melds inferred from its size: ``k`` melds for
@@ -58,7 +58,7 @@ def standard_distance(w0: np.uint64, w1: np.uint64, w2: np.uint64, melds: int) -
 
 
 @njit
-def seven_pairs_distance(w0: np.uint64, w1: np.uint64, w2: np.uint64) -> int:
+def seven_pairs_distance(w0: np.uint64, w1: np.uint64, w2: np.uint64) -> np.int64:
     """Least tiles to add for seven pairs from the suits' slot counts."""
     m5 = np.uint64(31)
     m4 = np.uint64(15)
@@ -66,7 +66,7 @@ def seven_pairs_distance(w0: np.uint64, w1: np.uint64, w2: np.uint64) -> int:
     s48 = np.uint64(48)
     free = np.int64(((w0 >> s40) & m5) + ((w1 >> s40) & m5) + ((w2 >> s40) & m5))
     one = np.int64(((w0 >> s48) & m4) + ((w1 >> s48) & m4) + ((w2 >> s48) & m4))
-    need = 7 - min(free, 7)
+    need = 7 - min(free, np.int64(7))
     take = min(one, need)
     return take + 2 * (need - take)
 

@@ -43,6 +43,7 @@ import tempfile
 import threading
 import zipfile
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -283,11 +284,12 @@ def _read_member(zf: zipfile.ZipFile, name: str) -> np.ndarray:
             raise CorruptCacheError(
                 f"{name}: {got_dtype}{got_shape}, expected {np.dtype(dtype)}{shape}"
             )
+        reader = cast("zipfile.ZipExtFile", fp)  # what ZipFile.open returns (typeshed: IO[bytes])
         out = np.empty(shape, dtype=dtype)  # writable: kernels with signatures need that
-        buf = memoryview(out).cast("B")
+        buf = out.data.cast("B")  # the array's own buffer, as bytes
         got = 0
         while got < len(buf):
-            n = fp.readinto(buf[got:])
+            n = reader.readinto(buf[got:])
             if not n:
                 raise CorruptCacheError(f"{name}: truncated after {got} of {len(buf)} bytes")
             got += n
@@ -315,7 +317,8 @@ def _save(path: Path, tables: dict[str, np.ndarray]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **tables)
+            # allow_pickle: numpy's default, named so that no table is taken for it
+            np.savez(fh, allow_pickle=True, **tables)
         os.replace(tmp, path)
     except OSError:
         pass  # a read-only cache only costs a rebuild next time

@@ -1,6 +1,6 @@
 """``RuleConfig``: one 血战到底 ruleset, the only home of rule variants.
 
-Field names and defaults are those of RULES.md §9. Each field is declared
+Field names and defaults are those of docs/rules.md §9. Each field is declared
 once, here, with its type, default, bounds (``metadata``) and docstring;
 everything else is derived from the declaration:
 
@@ -13,7 +13,7 @@ everything else is derived from the declaration:
 - ``to_dict()`` / ``from_dict()`` for game records.
 
 Adding an option: declare the field here, add its name to ``RULE_FIELDS``
-(and an ``R_*`` constant if a kernel reads it), document it in RULES.md §9.
+(and an ``R_*`` constant if a kernel reads it), document it in docs/rules.md §9.
 
 **No overflow.** Points are ``int64``. ``base_points`` is at most
 ``MAX_BASE_POINTS`` and every ``*_pays`` multiplier at most ``MAX_PAYS``;
@@ -67,7 +67,7 @@ def payment_bound(base_points: int = MAX_BASE_POINTS, pays: int = MAX_PAYS) -> i
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RuleConfig:
-    """One 血战到底 ruleset (RULES.md §9); every field has the documented default."""
+    """One 血战到底 ruleset (docs/rules.md §9); every field has the documented default."""
 
     declare_void: bool = True
     """定缺: each seat declares a void suit before play and must discard it first."""
@@ -204,7 +204,7 @@ def _encode(f: Any, value: Any) -> int:
 
 
 XUEZHAN = RuleConfig()
-"""The defaults of RULES.md §9: 定缺 on, no 换三张, no cap."""
+"""The defaults of docs/rules.md §9: 定缺 on, no 换三张, no cap."""
 XUEZHAN_EXCHANGE = RuleConfig(exchange_three=True)
 """Defaults plus 换三张, as most online 血战 tables play."""
 XUEZHAN_CAPPED = RuleConfig(exchange_three=True, fan_cap=4, self_draw_bonus="base")

@@ -3,7 +3,7 @@
 A hand is given as its concealed part (including the winning tile) and its
 exposed or declared melds, a sequence of ``(kind, tile)`` with kind
 ``"pong"``, ``"kong"`` (direct or added, exposed) or ``"concealed_kong"``
-and the tile as ``"5p"`` or an index. RULES.md §5 decides whether it is a
+and the tile as ``"5p"`` or an index. docs/rules.md §5 decides whether it is a
 legal win and §6 what it is worth.
 """
 
@@ -39,7 +39,7 @@ _score_code = _fan.score_code
 
 @dataclass(frozen=True, slots=True)
 class WinScore:
-    """The value of one win (RULES.md §6, identifiers of §10)."""
+    """The value of one win (docs/rules.md §6, identifiers of §10)."""
 
     fan: int
     """Total fan: base pattern + roots + extras, after the cap."""
@@ -162,7 +162,7 @@ def _context(*flags: object, has_melds: bool) -> int:
     if heavenly and earthly:
         raise ValueError("a win cannot be both heavenly (天胡) and earthly (地胡)")
     if heavenly or earthly:
-        self_draw = True  # 天胡/地胡 are self-draw wins (RULES.md §10.1.3)
+        self_draw = True  # 天胡/地胡 are self-draw wins (docs/rules.md §10.1.3)
         if has_melds:
             raise ValueError("天胡/地胡 are won on the initial tiles: no melds")
         if after_kong:
@@ -191,7 +191,7 @@ def score_win(
     void: object = None,
     rules: RuleConfig = _DEFAULT_RULES,
 ) -> WinScore | None:
-    """Score a win, or return None when the hand is not a legal win (RULES.md §5, §6).
+    """Score a win, or return None when the hand is not a legal win (docs/rules.md §5, §6).
 
     Args:
         concealed: the concealed tiles including the winning tile (counts or notation);
@@ -269,7 +269,7 @@ def best_wait_score(
     void: object = None,
     rules: RuleConfig = _DEFAULT_RULES,
 ) -> tuple[int, WinScore] | None:
-    """查大叫 (RULES.md §7.3): the highest-fan win a tenpai hand could make.
+    """查大叫 (docs/rules.md §7.3): the highest-fan win a tenpai hand could make.
 
     Every wait (a tile with fewer than 4 copies in the hand and melds that
     makes a legal win) is scored as a win on a discard with roots, no extra

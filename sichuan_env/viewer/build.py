@@ -65,7 +65,7 @@ def render_page(
     """The HTML page of one record.
 
     Args:
-        record: a game record (RULES.md §10); replayed and validated by the engine.
+        record: a game record (docs/rules.md §10); replayed and validated by the engine.
         title: the page title (escaped).
         seat: open in this seat's view (others' hands hidden); None shows all hands.
         annotator: annotates each decision of its seats with an agent's choice.

@@ -110,7 +110,7 @@ def replay_snapshots(record: dict[str, Any], agent_hook: AgentHook | None = None
     """Replay a record decision by decision and snapshot the table after each.
 
     Args:
-        record: a game record (RULES.md §10); validated with ``Game.from_record``.
+        record: a game record (docs/rules.md §10); validated with ``Game.from_record``.
         agent_hook: optional ``hook(game, seat, chosen)`` called before each
             decision; what it returns is stored as that decision's ``agent``.
 

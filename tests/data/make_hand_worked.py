@@ -1,4 +1,4 @@
-"""Golden records whose results were worked out by hand from RULES.md: ``python tests/data/make_hand_worked.py``.
+"""Golden records whose results were worked out by hand from docs/rules.md: ``python tests/data/make_hand_worked.py``.
 
 Unlike ``make_golden.py`` (whole hands played by the engine, results
 recorded from it), every ``result`` below is typed in by hand, with the
@@ -7,7 +7,7 @@ written in tile notation (``engine_helpers.build_wall``, no rules involved).
 ``tests/test_golden.py`` replays each file and ``Game.from_record`` compares
 every result field with the engine's.
 
-Common set-up: dealer 0, default rules (RULES.md §9) unless said, voids
+Common set-up: dealer 0, default rules (docs/rules.md §9) unless said, voids
 s/s/s/m (seat 3 holds only s tiles and never claims), base_points 1, so a
 win of ``f`` fan pays ``2 ** (f - 1)`` (§6).
 """

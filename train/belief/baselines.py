@@ -1,7 +1,8 @@
 """Simple count and rule predictors of the belief labels, the baselines of ``sichuan_env.train.belief.report``.
 
 Each reads only the public observation (version 2 planes, ``uint8[N, rows, 27]``)
-and returns probabilities with the shapes of ``BeliefModel.predict``:
+and returns probabilities with the shapes of ``BeliefModel.predict``; ``BASELINES``
+lists them by head (``sichuan_env.agents.belief.heads``):
 
 - ``tenpai``: a logistic rule on counts the seat can see for each opponent:
   its discards so far (a draw each), its melds, the turns since its last
@@ -27,10 +28,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from math import lgamma
 from pathlib import Path
 
 import numpy as np
+from sichuan_env.agents.belief.heads import HEADS
 
 from sichuan_env._cli import run
 from sichuan_env.encoding import v2 as V2
@@ -143,15 +146,24 @@ def deal_in_live(f: dict[str, np.ndarray]) -> np.ndarray:
     return 1.0 - np.prod(1.0 - t * w, axis=1)
 
 
+BASELINES: dict[str, dict[str, Callable[[dict[str, np.ndarray]], np.ndarray]]] = {
+    "tenpai": {"count rule": tenpai_rule, "draws + melds": tenpai_draws},
+    "waits": {"unseen copies": waits_unseen},
+    "hand": {"hypergeometric": hand_hypergeometric},
+    "deal_in": {"live x unseen": deal_in_live},
+}
+"""The baselines of each head (``sichuan_env.agents.belief.heads``) by name: ``features -> p``.
+A head without any is scored on the model (and other predictors) alone."""
+
+
 def predict(obs: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
-    """Every baseline's predictions: ``{head: {baseline name: probabilities}}``."""
+    """Every baseline's predictions: ``{head: {baseline name: probabilities}}``, every head.
+
+    Raises:
+        ValueError: not v2 observations.
+    """
     f = features(obs)
-    return {
-        "tenpai": {"count rule": tenpai_rule(f), "draws + melds": tenpai_draws(f)},
-        "waits": {"unseen copies": waits_unseen(f)},
-        "hand": {"hypergeometric": hand_hypergeometric(f)},
-        "deal_in": {"live x unseen": deal_in_live(f)},
-    }
+    return {h.name: {k: fn(f) for k, fn in BASELINES.get(h.name, {}).items()} for h in HEADS}
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, steps: int = 25, l2: float = 1e-4) -> np.ndarray:

@@ -2,11 +2,14 @@
 
     python -m sichuan_env.train.belief.report agents/checkpoints/belief.pt --data $DATA/heur-test
         --json docs/belief_report.json --plots docs
+    python -m sichuan_env.train.belief.report belief --data $DATA/heur-test --games 100
+        --predictions reader=runs/a.npz,runs/b.npz --compare model reader
 
 Reads a dataset folder (``sichuan_env.train.data.make_dataset``, observation v2) and scores
 ``BeliefModel`` and the count/rule baselines (``sichuan_env.train.belief.baselines``) on
 the same rows (a sequence model also reads each row's event tokens from the
-folder's ``games.parquet``):
+folder's ``games.parquet``). Each head is scored on the cells of its table
+entry (``sichuan_env.agents.belief.heads``):
 
 | head | rows scored | label |
 | --- | --- | --- |
@@ -15,10 +18,12 @@ folder's ``games.parquet``):
 | hand | the 27 tiles of each opponent not yet won (pooled) | ``hand > 0`` |
 | deal_in | own-turn decisions, each legal discard tile | any opponent's ``deal_in > 0`` |
 
-``--filter`` also scores the policy-aware belief filter
-(``research.hand_reading.filter``, a few decisions per second: use ``--games N`` to
-score the hands with ``game_id < N`` only, every predictor on the same rows;
-``--filter-cache`` keeps its predictions).
+``--predictions NAME=FILE[,FILE...]`` adds another predictor from prediction
+files (``sichuan_env.train.belief.predictions``: ``.npz`` by ``(game_id,
+decision)``, checked; it must cover every scored row, so use ``--games N`` to
+score the hands with ``game_id < N`` only, every predictor on the same rows).
+``--compare A B`` gives a 95% interval of AUC(A) - AUC(B) per head, a paired
+bootstrap over hands (``sichuan_env.agents.eval.metrics``).
 
 Metrics: ROC AUC (rank based, ties averaged), expected calibration error
 (``ece``: 15 equal-width bins, weighted by count), the positive rate, and for
@@ -32,98 +37,46 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import sichuan_env.train.belief.baselines as belief_baselines
-from sichuan_env.train.data.dataset import iter_batches, read_meta
+from sichuan_env.agents.belief.heads import HEADS, legal_discards
+from sichuan_env.agents.eval.metrics import auc, ece, paired_bootstrap, reliability, roc_curve
+from sichuan_env.train.belief.predictions import PredictionTable, load_predictions
+from sichuan_env.train.data.dataset import EventTable, iter_batches, read_meta
 
-from sichuan_env._cli import run
-from sichuan_env.engine.actions import DISCARD
+from sichuan_env._cli import dir_problem, int_arg, path_problem, run
 
-HEAD_NAMES = ("tenpai", "waits", "hand", "deal_in")
-ECE_BINS = 15
-
-
-def auc(y: np.ndarray, score: np.ndarray) -> float:
-    """ROC AUC of scores for binary labels (Mann–Whitney; tied scores share their mean rank).
-
-    Raises:
-        ValueError: different lengths, or only one class present.
-    """
-    y = np.asarray(y).astype(bool).ravel()
-    s = np.asarray(score, dtype=np.float64).ravel()
-    if y.shape != s.shape:
-        raise ValueError(f"labels {y.shape} and scores {s.shape} differ")
-    pos = int(y.sum())
-    neg = y.size - pos
-    if pos == 0 or neg == 0:
-        raise ValueError("AUC needs both positive and negative labels")
-    order = np.argsort(s, kind="mergesort")
-    sorted_s = s[order]
-    # Average rank (1-based) of each group of tied scores.
-    starts = np.flatnonzero(np.r_[True, sorted_s[1:] != sorted_s[:-1]])
-    ends = np.r_[starts[1:], s.size]
-    avg = (starts + ends + 1) / 2.0
-    ranks = np.empty(s.size)
-    ranks[order] = np.repeat(avg, ends - starts)
-    return float((ranks[y].sum() - pos * (pos + 1) / 2.0) / (pos * neg))
-
-
-def ece(y: np.ndarray, p: np.ndarray, bins: int = ECE_BINS) -> float:
-    """Expected calibration error: sum over equal-width bins of ``n_b / n * |mean(p) - mean(y)|``.
-
-    A probability of exactly 1 falls in the last bin.
-
-    Raises:
-        ValueError: different lengths, no rows, or probabilities outside [0, 1].
-    """
-    y = np.asarray(y, dtype=np.float64).ravel()
-    p = np.asarray(p, dtype=np.float64).ravel()
-    if y.shape != p.shape or y.size == 0:
-        raise ValueError(
-            f"labels {y.shape} and probabilities {p.shape} must match and be non-empty"
-        )
-    if p.min() < 0 or p.max() > 1:
-        raise ValueError("probabilities must lie in [0, 1]")
-    b = np.minimum((p * bins).astype(np.int64), bins - 1)
-    n = np.bincount(b, minlength=bins)
-    gap = np.abs(np.bincount(b, p, bins) - np.bincount(b, y, bins))
-    return float(gap.sum() / y.size) if n.sum() else 0.0
-
-
-def reliability(y: np.ndarray, p: np.ndarray, bins: int = ECE_BINS) -> dict[str, list[float]]:
-    """Per bin: mean probability, positive rate and count (bins with rows only)."""
-    y = np.asarray(y, dtype=np.float64).ravel()
-    p = np.asarray(p, dtype=np.float64).ravel()
-    b = np.minimum((p * bins).astype(np.int64), bins - 1)
-    n = np.bincount(b, minlength=bins)
-    keep = n > 0
-    return {
-        "mean_p": (np.bincount(b, p, bins)[keep] / n[keep]).tolist(),
-        "rate": (np.bincount(b, y, bins)[keep] / n[keep]).tolist(),
-        "count": n[keep].tolist(),
-    }
+Preds = dict[str, dict[str, np.ndarray]]
+"""``{head: {predictor: probabilities}}`` of one batch."""
 
 
 def targets(batch: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """``{head: (label, scored)}`` boolean arrays in the heads' shapes (see the table above)."""
-    active = batch["active"].astype(bool)
-    tenpai = batch["tenpai"].astype(bool)
-    own_turn = batch["mask"][:, DISCARD : DISCARD + 27] == 1
-    return {
-        "tenpai": (tenpai, active),
-        "waits": (batch["waits"] > 0, np.repeat(tenpai[:, :, None], 27, axis=2)),
-        "hand": (batch["hand"] > 0, np.repeat(active[:, :, None], 27, axis=2)),
-        "deal_in": ((batch["deal_in"] > 0).any(axis=1), own_turn),
-    }
+    """``{head: (label, scored)}`` boolean arrays in the heads' shapes (see the table above).
+
+    Args:
+        batch: a decoded dataset batch (``iter_batches``), with its ``mask``.
+    """
+    src = {**batch, "legal": legal_discards(batch["mask"])}
+    return {h.name: (h.label_of(batch[h.column]), h.mask_of(src)) for h in HEADS}
 
 
-def _top1(pred: np.ndarray, waits: np.ndarray, tenpai: np.ndarray) -> tuple[int, int]:
+def _top1(pred: np.ndarray, label: np.ndarray, scope: np.ndarray) -> tuple[int, int]:
     best = pred.argmax(axis=2)  # [N, 3]
-    hit = np.take_along_axis(waits > 0, best[:, :, None], axis=2)[:, :, 0]
-    return int(hit[tenpai].sum()), int(tenpai.sum())
+    hit = np.take_along_axis(label, best[:, :, None], axis=2)[:, :, 0]
+    return int(hit[scope].sum()), int(scope.sum())
+
+
+def _add(by_name: Preds, new: Mapping[str, Mapping[str, np.ndarray]], first: bool) -> None:
+    for h, preds in new.items():
+        taken = set(preds) & set(by_name.get(h, {}))
+        if taken:
+            raise ValueError(f"head {h}: predictor name {min(taken)!r} is taken")
+        old = by_name.get(h, {})
+        by_name[h] = {**preds, **old} if first else {**old, **preds}
 
 
 def collect(
@@ -132,37 +85,44 @@ def collect(
     batch_size: int = 4096,
     max_rows: int | None = None,
     games: int | None = None,
-    filter_preds: dict[tuple[int, int], dict[str, np.ndarray]] | None = None,
-    blend: dict[str, list[float]] | None = None,
+    predictions: Mapping[str, PredictionTable] | None = None,
+    derive: Callable[[Preds], Mapping[str, Mapping[str, np.ndarray]]] | None = None,
 ) -> dict[str, Any]:
     """Labels and every predictor's probabilities on the scored rows of a dataset folder.
 
-    ``games`` keeps only the rows of hands with ``game_id < games``;
-    ``filter_preds`` (``research.hand_reading.filter_eval.predict_folder``) adds the
-    predictor ``"filter"``, which must cover every kept row; ``blend``
-    (``research.hand_reading.blend.load_blend``, needs the model and the filter) adds
-    ``"model+filter"``.
+    Args:
+        folder: the dataset folder (observation v2).
+        model: a ``BeliefModel`` (named ``"model"``), or None.
+        batch_size: rows decoded at a time.
+        max_rows: stop after about this many decisions.
+        games: keep only the rows of hands with ``game_id < games``.
+        predictions: more predictors by name (``load_predictions``); each must cover every
+            kept row.
+        derive: predictors computed from the others on each batch (``{head: {name: p}}`` in
+            the heads' full shapes), e.g. a blend; called with every predictor so far.
 
     Returns:
-        ``{"labels": {head: y}, "preds": {head: {name: p}}, "top1": {name: [hits, n]},
-        "rows": decisions read, "groups": {head: game_id of each scored cell}}``; the model
-        is named ``"model"``.
+        ``{"labels": {head: y}, "preds": {head: {name: p}}, "top1": {head: {name: [hits, n]}},
+        "rows": decisions read, "groups": {head: game_id of each scored cell}}``.
+
+    Raises:
+        ValueError: not observation v2, a prediction file missing a row, a name taken twice.
     """
     meta = read_meta(folder)
     if meta["obs_version"] != 2:
         raise ValueError(
             f"{folder}: the report needs observation v2 data, got v{meta['obs_version']}"
         )
-    labels: dict[str, list[np.ndarray]] = {h: [] for h in HEAD_NAMES}
-    groups: dict[str, list[np.ndarray]] = {h: [] for h in HEAD_NAMES}
-    preds: dict[str, dict[str, list[np.ndarray]]] = {h: {} for h in HEAD_NAMES}
-    top1: dict[str, list[int]] = {}
+    reserved = {"model"} | {n for rules in belief_baselines.BASELINES.values() for n in rules}
+    taken = sorted(reserved & set(predictions or {}))
+    if taken:
+        raise ValueError(f"the predictor name {taken[0]!r} is taken (the model's or a baseline's)")
+    labels: dict[str, list[np.ndarray]] = {h.name: [] for h in HEADS}
+    groups: dict[str, list[np.ndarray]] = {h.name: [] for h in HEADS}
+    preds: dict[str, dict[str, list[np.ndarray]]] = {h.name: {} for h in HEADS}
+    top1: dict[str, dict[str, list[int]]] = {h.name: {} for h in HEADS if h.top1}
     rows = 0
-    events = None
-    if model is not None and getattr(model, "needs_tokens", False):
-        from sichuan_env.train.belief.seq import EventTable
-
-        events = EventTable(folder)
+    events = EventTable(folder) if getattr(model, "needs_tokens", False) else None
     for batch in iter_batches(folder, batch_size):
         if games is not None:
             keep = batch["game_id"] < games
@@ -170,47 +130,29 @@ def collect(
                 continue
             batch = {k: v[keep] for k, v in batch.items()}
         tg = targets(batch)
-        by_name = belief_baselines.predict(batch["obs"])
-        if filter_preds is not None:
-            keys = [
-                (int(g), int(d)) for g, d in zip(batch["game_id"], batch["decision"], strict=True)
-            ]
-            missing = [k for k in keys if k not in filter_preds]
-            if missing:
-                raise ValueError(f"the filter's predictions lack (game_id, decision) {missing[0]}")
-            frows = [filter_preds[k] for k in keys]
-            for h in HEAD_NAMES:
-                by_name[h] = {"filter": np.stack([r[h] for r in frows]), **by_name[h]}
+        by_name: Preds = {h.name: {} for h in HEADS}
+        _add(by_name, belief_baselines.predict(batch["obs"]), first=False)
+        for name, table in (predictions or {}).items():
+            found = table.lookup(batch["game_id"], batch["decision"])
+            _add(by_name, {h: {name: p} for h, p in found.items()}, first=True)
         if model is not None:
             tokens = None if events is None else events.row_tokens(batch)
-            out = (
-                model.predict(batch["obs"])
-                if tokens is None
-                else model.predict(batch["obs"], tokens)
-            )
-            for h in HEAD_NAMES:
-                by_name[h] = {"model": out[h], **by_name[h]}
-        if blend is not None:
-            if model is None or filter_preds is None:
-                raise ValueError("a blend needs the model and the filter's predictions")
-            from research.hand_reading.blend import apply
-
-            for h in HEAD_NAMES:
-                mixed = apply(blend[h], by_name[h]["model"], by_name[h]["filter"])
-                by_name[h] = {"model+filter": mixed, **by_name[h]}
-        for h in HEAD_NAMES:
-            y, scored = tg[h]
-            labels[h].append(y[scored])
-            gid = batch["game_id"].reshape((-1,) + (1,) * (y.ndim - 1))
-            groups[h].append(np.broadcast_to(gid, y.shape)[scored])
-            for name, p in by_name[h].items():
-                preds[h].setdefault(name, []).append(np.asarray(p, dtype=np.float32)[scored])
-        tenpai = batch["tenpai"].astype(bool)
-        for name, p in by_name["waits"].items():
-            hits, n = _top1(p, batch["waits"], tenpai)
-            acc = top1.setdefault(name, [0, 0])
-            acc[0] += hits
-            acc[1] += n
+            args = (batch["obs"],) if tokens is None else (batch["obs"], tokens)
+            _add(by_name, {h: {"model": p} for h, p in model.predict(*args).items()}, first=True)
+        if derive is not None:
+            _add(by_name, derive(by_name), first=True)
+        for h in HEADS:
+            y, scored = tg[h.name]
+            labels[h.name].append(y[scored])
+            gid = batch["game_id"].reshape((-1,) + (1,) * len(h.shape))
+            groups[h.name].append(np.broadcast_to(gid, y.shape)[scored])
+            for name, p in by_name[h.name].items():
+                preds[h.name].setdefault(name, []).append(np.asarray(p, np.float32)[scored])
+                if h.top1:
+                    hits, n = _top1(np.asarray(p), y, scored[:, :, 0])
+                    acc = top1[h.name].setdefault(name, [0, 0])
+                    acc[0] += hits
+                    acc[1] += n
         rows += len(batch["obs"])
         if max_rows is not None and rows >= max_rows:
             break
@@ -224,21 +166,47 @@ def collect(
 
 
 def score(data: dict[str, Any]) -> dict[str, Any]:
-    """AUC, ECE, positive rate and counts per head and predictor (and top-1 waits)."""
+    """AUC, ECE, positive rate and counts per head and predictor (and top-1 where the head has it)."""
     out: dict[str, Any] = {"rows": data["rows"], "heads": {}}
-    for h in HEAD_NAMES:
-        y = data["labels"][h]
+    for h, y in data["labels"].items():
         head: dict[str, Any] = {
             "n": int(y.size),
             "positive_rate": float(y.mean()) if y.size else 0.0,
         }
         for name, p in data["preds"][h].items():
             entry = {"auc": auc(y, p), "ece": ece(y, p), "reliability": reliability(y, p)}
-            if h == "waits":
-                hits, n = data["top1"][name]
+            if name in data["top1"].get(h, {}):
+                hits, n = data["top1"][h][name]
                 entry["top1"] = hits / max(n, 1)
             head[name] = entry
         out["heads"][h] = head
+    return out
+
+
+def compare(
+    data: dict[str, Any], a: str, b: str, boot: int = 200, seed: int = 0
+) -> dict[str, dict[str, float]]:
+    """AUC(a) - AUC(b) per head both predict, a 95% interval from a paired bootstrap over hands.
+
+    ``data`` is ``collect``'s output; the hands (``groups``) are resampled with
+    replacement, both predictors scored on each resample (``paired_bootstrap``).
+
+    Raises:
+        ValueError: ``a == b``, ``boot < 1``, or no head that both predict.
+    """
+    if a == b:
+        raise ValueError("--compare needs two different predictors")
+    if boot < 1:
+        raise ValueError(f"boot must be >= 1, got {boot}")
+    rng = np.random.default_rng(seed)
+    out = {}
+    for h, preds in data["preds"].items():
+        if a in preds and b in preds:
+            out[h] = paired_bootstrap(data["labels"][h], preds[a], preds[b], data["groups"][h],
+                                      auc, boot, rng)  # fmt: skip
+    if not out:
+        names = sorted({n for p in data["preds"].values() for n in p})
+        raise ValueError(f"--compare: no head has both {a!r} and {b!r}; predictors: {names}")
     return out
 
 
@@ -270,12 +238,13 @@ def plot(data: dict[str, Any], report: dict[str, Any], out_dir: Path) -> list[Pa
     import matplotlib.pyplot as plt
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    roc_fig, roc_axes = plt.subplots(1, 4, figsize=(16, 4.2))
-    cal_fig, cal_axes = plt.subplots(1, 4, figsize=(16, 4.2))
-    for ax_r, ax_c, h in zip(roc_axes, cal_axes, HEAD_NAMES, strict=True):
+    names = list(data["labels"])
+    roc_fig, roc_axes = plt.subplots(1, len(names), figsize=(4 * len(names), 4.2), squeeze=False)
+    cal_fig, cal_axes = plt.subplots(1, len(names), figsize=(4 * len(names), 4.2), squeeze=False)
+    for ax_r, ax_c, h in zip(roc_axes[0], cal_axes[0], names, strict=True):
         y = data["labels"][h].astype(bool)
         for name, p in data["preds"][h].items():
-            fpr, tpr = _roc(y, p)
+            fpr, tpr = roc_curve(y, p)
             a = report["heads"][h][name]["auc"]
             ax_r.plot(fpr, tpr, label=f"{name} ({a:.3f})")
             rel = report["heads"][h][name]["reliability"]
@@ -296,18 +265,28 @@ def plot(data: dict[str, Any], report: dict[str, Any], out_dir: Path) -> list[Pa
     return paths
 
 
-def _roc(y: np.ndarray, p: np.ndarray, points: int = 200) -> tuple[np.ndarray, np.ndarray]:
-    order = np.argsort(-p, kind="mergesort")
-    ys = y[order]
-    tp = np.r_[0, np.cumsum(ys)]
-    fp = np.r_[0, np.cumsum(~ys)]
-    pick = np.unique(np.linspace(0, ys.size, points).astype(np.int64))
-    return fp[pick] / max(fp[-1], 1), tp[pick] / max(tp[-1], 1)
+def parse_predictions(specs: list[str] | None) -> dict[str, PredictionTable]:
+    """``--predictions NAME=FILE[,FILE...]`` (repeatable; one name's files merge), loaded.
+
+    Raises:
+        ValueError: a spec without a name or files, a reserved name, or a bad file.
+    """
+    files: dict[str, list[str]] = {}
+    for spec in specs or []:
+        name, sep, paths = spec.partition("=")
+        name = name.strip()
+        if not sep or not name or not paths.strip():
+            raise ValueError(f"--predictions takes NAME=FILE[,FILE...], got {spec!r}")
+        if name == "model":
+            raise ValueError("--predictions: the name 'model' is the checkpoint's")
+        files.setdefault(name, []).extend(p for p in paths.split(",") if p)
+    return {name: load_predictions(paths) for name, paths in files.items()}
 
 
-def main(argv: list[str] | None = None) -> int:
-    """CLI entry point."""
-    p = argparse.ArgumentParser(prog="python -m sichuan_env.train.belief.report", description=__doc__,
+def build_parser(prog: str = "python -m sichuan_env.train.belief.report",
+                 description: str | None = __doc__) -> argparse.ArgumentParser:  # fmt: skip
+    """The CLI's argument parser (a research report adds its own options to it)."""
+    p = argparse.ArgumentParser(prog=prog, description=description,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("checkpoint", help='a belief checkpoint (.pt), "belief" (shipped) or "none"')
     p.add_argument("--data", type=Path, required=True, help="a dataset folder (observation v2)")
@@ -315,87 +294,65 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--plots", type=Path, help="write belief_roc.png and belief_calibration.png here"
     )
-    p.add_argument("--max-rows", type=int, help="read at most this many decisions")
-    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--max-rows", type=int_arg(1, 10**9), help="read at most this many decisions")
+    p.add_argument("--threads", type=int_arg(1, 1024), default=2)
     p.add_argument("--games", type=int, help="score only the hands with game_id < GAMES")
-    p.add_argument(
-        "--filter", action="store_true",
-        help="also score the policy-aware belief filter (research.hand_reading.filter; slow, use --games)",
-    )  # fmt: skip
-    p.add_argument("--filter-particles", type=int, default=16, help="filter walls per hand")
-    p.add_argument(
-        "--filter-steps", type=int, default=500, help="filter moves per wall and decision"
-    )
-    p.add_argument("--filter-burn", type=int, default=800, help="filter burn-in per wall")
-    p.add_argument(
-        "--filter-cache", type=Path, nargs="+",
-        help="read the filter's predictions from these .npz files (merged) if they exist; "
-        "with one path that does not, compute them and write them there",
-    )  # fmt: skip
-    p.add_argument(
-        "--filter-method", choices=("walls", "smc"), default="walls",
-        help="the filter run when there is no cache: walls (BeliefFilter) or smc (HandReader)",
-    )  # fmt: skip
+    p.add_argument("--predictions", action="append", metavar="NAME=FILE[,FILE...]",
+                   help="also score this predictor's prediction files (.npz; repeatable)")  # fmt: skip
     p.add_argument("--compare", nargs=2, metavar=("A", "B"),
                    help="a 95%% interval of AUC(A) - AUC(B) per head (bootstrap over hands)")  # fmt: skip
-    p.add_argument("--blend", type=Path,
-                   help="also score model+filter, a blend fitted by research.hand_reading.blend (--filter)")  # fmt: skip
-    args = p.parse_args(argv)
+    return p
+
+
+def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Reject bad option values and unwritable outputs (``p.error``), before any scoring."""
     if args.games is not None and args.games < 1:
         p.error("--games must be >= 1")
-    if args.filter and args.games is None:
-        p.error("--filter needs --games N (the filter scores a few decisions per second)")
-    if args.blend is not None and (not args.filter or args.checkpoint == "none"):
-        p.error("--blend needs --filter and a checkpoint")
+    if args.max_rows is not None and args.max_rows < 1:
+        p.error("--max-rows must be >= 1")
+    if args.json is not None and (problem := path_problem(args.json)):
+        p.error(f"--json: {problem}")
+    if args.plots is not None and (problem := dir_problem(args.plots)):
+        p.error(f"--plots: {problem}")
+
+
+def make_report(
+    args: argparse.Namespace,
+    predictions: Mapping[str, PredictionTable] | None = None,
+    derive: Callable[[Preds], Mapping[str, Mapping[str, np.ndarray]]] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(collect's data, the report)`` for parsed arguments, with extra predictors.
+
+    Raises:
+        ValueError: a bad checkpoint, dataset, prediction file or comparison.
+    """
     model = None
-    try:
-        if args.checkpoint != "none":
-            import torch
-            from sichuan_env.agents.belief.model import BeliefModel
+    if args.checkpoint != "none":
+        import torch
+        from sichuan_env.agents.belief.model import BeliefModel
 
-            torch.set_num_threads(max(1, args.threads))
-            model = BeliefModel.load(args.checkpoint)
-        filter_preds = None
-        if args.filter:
-            from research.hand_reading.filter import BeliefFilter
-            from research.hand_reading.filter_eval import load_many, predict_folder, save_preds
-
-            caches = args.filter_cache or []
-            if caches and all(c.exists() for c in caches):
-                filter_preds = load_many(caches)
-                filter_stats = {"cache": [str(c) for c in caches]}
-            elif len(caches) > 1:
-                raise ValueError(
-                    f"--filter-cache: {[str(c) for c in caches if not c.exists()]} missing"
-                )
-            else:
-                if args.filter_method == "smc":
-                    from research.hand_reading.smc import HandReader
-
-                    filt = HandReader()
-                else:
-                    filt = BeliefFilter(args.filter_particles, args.filter_steps, args.filter_burn)
-                filter_preds, filter_stats = predict_folder(args.data, args.games, filt)
-                if caches:
-                    save_preds(caches[0], filter_preds)
-        blend = None
-        if args.blend is not None:
-            from research.hand_reading.blend import load_blend
-
-            blend = load_blend(args.blend)
-        data = collect(args.data, model, max_rows=args.max_rows, games=args.games,
-                       filter_preds=filter_preds, blend=blend)  # fmt: skip
-        report = score(data)
-        if args.compare:
-            from research.hand_reading.blend import compare
-
-            report["compare"] = compare(data, *args.compare)
-        if args.filter:
-            report["filter"] = filter_stats
-    except ValueError as exc:
-        p.error(str(exc))
+        torch.set_num_threads(max(1, args.threads))
+        model = BeliefModel.load(args.checkpoint)
+    tables = parse_predictions(args.predictions)
+    clash = sorted(set(tables) & set(predictions or {}))
+    if clash:
+        raise ValueError(f"--predictions: the name {clash[0]!r} is taken")
+    tables.update(predictions or {})
+    data = collect(args.data, model, max_rows=args.max_rows, games=args.games,
+                   predictions=tables, derive=derive)  # fmt: skip
+    report = score(data)
+    if args.compare:
+        report["compare"] = compare(data, *args.compare)
+    if tables:
+        report["predictions"] = {name: {"source": t.source, "rows": len(t), "heads": list(t.heads)}
+                                 for name, t in tables.items()}  # fmt: skip
     report["checkpoint"] = args.checkpoint
     report["data"] = str(args.data)
+    return data, report
+
+
+def write_report(args: argparse.Namespace, data: dict[str, Any], report: dict[str, Any]) -> None:
+    """Print the table and comparisons; write ``--json`` and ``--plots``."""
     print_table(report)
     for h, c in report.get("compare", {}).items():
         print(f"{h}: AUC({args.compare[0]}) - AUC({args.compare[1]}) = {c['diff']:+.4f} "
@@ -406,6 +363,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.plots:
         for path in plot(data, report, args.plots):
             print(f"wrote {path}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point."""
+    p = build_parser()
+    args = p.parse_args(argv)
+    check_args(p, args)
+    try:
+        data, report = make_report(args)
+    except ValueError as exc:
+        p.error(str(exc))
+    write_report(args, data, report)
     return 0
 
 

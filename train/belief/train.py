@@ -1,16 +1,31 @@
 """Train a belief model: opponents' tenpai, waits, held tiles and deal-in tiles from observation v2.
 
     python -m sichuan_env.train.belief.train --data $DATA/heur-train --run runs/belief --minutes 40
+    python -m sichuan_env.train.belief.train --arch seq --data $DATA/heur-train11
+        --run runs/belief-seq --seq-hidden 128 --init belief --minutes 30
 
 Reads one or more dataset folders (``sichuan_env.train.data.make_dataset``, observation v2),
 one Parquet shard at a time (its packed observations stay packed in memory
 and are unpacked per mini-batch), in a seeded order that changes each epoch.
 Hands whose ``game_id % --val-every == 0`` (per folder) are held out: the
 first ``--val-rows`` of them form the validation set, never trained on. The
-loss is the sum over the four heads of the masked mean binary cross-entropy,
-masked as ``sichuan_env.train.belief.report`` scores: tenpai and held tiles for
-opponents not yet won, waits for tenpai opponents, deal-in at own-turn
-decisions (every tile; the report scores the legal discards).
+heads, their labels and the rows each is trained and scored on come from the
+head table (``sichuan_env.agents.belief.heads``): the loss is the sum over
+the network's heads of the masked mean binary cross-entropy (tenpai and held
+tiles for opponents not yet won, waits for tenpai opponents, deal-in at
+own-turn decisions, every tile; the validation AUC, like the report, scores
+the legal discards).
+
+``--arch mlp`` trains the planes-only network on shuffled rows. ``--arch
+seq`` adds a GRU over the acting seat's public event tokens
+(``sichuan_env.encoding.events``, stored per hand in the dataset's
+``games.parquet``) and batches whole (hand, seat) sequences of about
+``--batch`` rows (``sichuan_env.train.belief.batches``); ``--init
+CHECKPOINT`` starts from a belief checkpoint's weights (its architecture; the
+new projection starts at zero, so the network first predicts exactly as that
+checkpoint); ``--seq-hidden 0`` trains the planes-only network through the
+same batches (the control); ``--seq-lr-mult`` scales the learning rate of the
+sequence branch.
 
 Every ``--eval-every`` steps the run logs the validation losses and AUCs
 to ``run/metrics.jsonl``, saves ``run/last.pt`` (+ JSON) and ``run/state.pt``
@@ -19,8 +34,7 @@ to ``run/metrics.jsonl``, saves ``run/last.pt`` (+ JSON) and ``run/state.pt``
 The run stops after ``--epochs`` epochs or ``--minutes`` minutes; the
 learning rate follows a cosine from ``--lr`` to a tenth of it over the
 planned epochs. ``--ship PATH`` also writes the best network as float16
-(e.g. ``agents/checkpoints/belief.pt``). ``--arch seq`` adds a GRU over the
-event tokens and batches whole (hand, seat) sequences (``train/belief_seq.py``).
+(e.g. ``agents/checkpoints/belief.pt``).
 """
 
 from __future__ import annotations
@@ -33,104 +47,103 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow.parquet as pq
 import torch
 import torch.nn.functional as F
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from sichuan_env.agents.belief.heads import Head
 from sichuan_env.agents.belief.model import (
-    HEADS,
     BeliefConfig,
+    BeliefModel,
     BeliefNet,
     load_belief_network,
     save_belief,
 )
-from sichuan_env.train.belief.report import auc
-from sichuan_env.train.common import MetricLog, git_commit, setup
-from sichuan_env.train.data.dataset import read_meta, shards
+from sichuan_env.agents.eval.metrics import auc
+from sichuan_env.train.belief.batches import (
+    MAX_FOLDERS,
+    batch_indices,
+    concat_rows,
+    forward,
+    load_shard,
+    select_rows,
+    take,
+)
+from sichuan_env.train.common import (
+    BEST,
+    MetricLog,
+    check_counters,
+    check_optimizer,
+    git_commit,
+    load_optimizer,
+    read_state,
+    setup,
+)
+from sichuan_env.train.data.dataset import EventTable, check_compatible, read_meta, shards
 
-from sichuan_env._cli import run
-from sichuan_env.engine.actions import DISCARD
+from sichuan_env._cli import MAX_SEED, dir_problem, fail, float_arg, int_arg, path_problem, run
+
+PROG = "sichuan_env.train.belief.train"
+COUNTERS = {"step": int, "epoch": int, "shard": int, "batch": int, "best": BEST, "wall": float}
+"""The run's counters (``state.pt``) and their types."""
+SEQ_PARAMS = ("embed.", "gru.", "seq_proj.", "seq_out.")
+"""Name prefixes of the sequence branch's parameters (learning rate x ``--seq-lr-mult``)."""
 
 
-def load_shard(path: Path) -> dict[str, np.ndarray]:
-    """A decisions shard as compact arrays: packed obs and the belief targets."""
-    cols = ["game_id", "obs", "mask", "tenpai", "waits", "hand", "deal_in", "active"]
-    table = pq.read_table(path, columns=cols)
-    n = table.num_rows
+def _bce(logits: torch.Tensor, y: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+    bce = F.binary_cross_entropy_with_logits(logits, y.float(), reduction="none")
+    m = m.float()
+    return (bce * m).sum() / m.sum().clamp_min(1.0)
 
-    def fixed(name: str, shape: tuple[int, ...]) -> np.ndarray:
-        flat = table.column(name).combine_chunks().flatten().to_numpy(zero_copy_only=False)
-        return flat.reshape(n, *shape)
 
-    def packed(name: str) -> np.ndarray:
-        arr = table.column(name).combine_chunks()
-        width = arr.type.byte_width
-        return np.frombuffer(arr.buffers()[1], dtype=np.uint8)[: n * width].reshape(n, width)
+LOSSES = {"bce": _bce}
+"""Each head's loss kind (``Head.loss``): ``(logits, labels, cells) -> scalar``."""
 
-    mask = np.unpackbits(packed("mask"), axis=1, count=88)
+
+def losses(
+    logits: dict[str, torch.Tensor], b: dict[str, Any], heads: tuple[Head, ...]
+) -> dict[str, torch.Tensor]:
+    """Each head's loss on a ``take`` batch (masked to its loss cells), in table order."""
     return {
-        "game_id": table.column("game_id").to_numpy(),
-        "obs": packed("obs").copy(),
-        "tenpai": fixed("tenpai", (3,)).astype(bool),
-        "active": fixed("active", (3,)).astype(bool),
-        "waits": fixed("waits", (3, 27)).astype(bool),
-        "hand": fixed("hand", (3, 27)) > 0,
-        "deal_in": (fixed("deal_in", (3, 27)) > 0).any(axis=1),
-        "legal": mask[:, DISCARD : DISCARD + 27].astype(bool),
+        h.name: LOSSES[h.loss](logits[h.name], b[f"y:{h.name}"], b[f"m:{h.name}"]) for h in heads
     }
-
-
-def take(data: dict[str, np.ndarray], idx: np.ndarray, rows: int) -> dict[str, torch.Tensor]:
-    """Mini-batch ``idx`` of ``load_shard`` arrays as tensors, observations of ``rows`` unpacked."""
-    obs = np.unpackbits(data["obs"][idx], axis=1, count=rows * 27).reshape(len(idx), rows, 27)
-    out = {"obs": torch.from_numpy(obs)}
-    for k in ("tenpai", "active", "waits", "hand", "deal_in", "legal"):
-        out[k] = torch.from_numpy(data[k][idx])
-    out["own_turn"] = out["legal"].any(dim=1)
-    return out
-
-
-def losses(logits: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """Masked mean BCE per head (see the module docstring)."""
-    act = b["active"].float()
-    specs = {
-        "tenpai": (b["tenpai"], act),
-        "waits": (b["waits"], b["tenpai"].float()[:, :, None].expand(-1, -1, 27)),
-        "hand": (b["hand"], act[:, :, None].expand(-1, -1, 27)),
-        "deal_in": (b["deal_in"], b["own_turn"].float()[:, None].expand(-1, 27)),
-    }
-    out = {}
-    for h, (y, m) in specs.items():
-        bce = F.binary_cross_entropy_with_logits(logits[h], y.float(), reduction="none")
-        out[h] = (bce * m).sum() / m.sum().clamp_min(1.0)
-    return out
 
 
 @torch.no_grad()
 def evaluate(
-    net: BeliefNet, val: dict[str, np.ndarray], rows: int, batch: int = 2048
+    net: BeliefNet,
+    val: dict[str, np.ndarray],
+    rows: int,
+    events: list[EventTable] | None = None,
+    batch: int = 2048,
 ) -> dict[str, float]:
-    """Validation loss and AUC per head (the report's scored rows)."""
+    """Validation loss and AUC per head (AUC on the report's scored cells).
+
+    Args:
+        net: the network (put back in training mode afterwards).
+        val: ``load_shard`` arrays of the validation rows.
+        rows: observation rows.
+        events: the folders' event tables (sequence batches), or None (rows in order).
+        batch: rows per batch (about, for sequences).
+    """
     net.eval()
-    ys: dict[str, list] = {h: [] for h in HEADS}
-    ps: dict[str, list] = {h: [] for h in HEADS}
-    loss = {h: 0.0 for h in HEADS}
+    heads = net.config.head_specs
+    ys: dict[str, list] = {h.name: [] for h in heads}
+    ps: dict[str, list] = {h.name: [] for h in heads}
+    loss = {h.name: 0.0 for h in heads}
     n = len(val["game_id"])
-    for lo in range(0, n, batch):
-        b = take(val, np.arange(lo, min(n, lo + batch)), rows)
-        out = net(b["obs"])
-        for h, v in losses(out, b).items():
-            loss[h] += float(v) * len(b["obs"]) / n
-        act, ten = b["active"], b["tenpai"]
-        sel = {"tenpai": act, "waits": ten[:, :, None].expand(-1, -1, 27),
-               "hand": act[:, :, None].expand(-1, -1, 27), "deal_in": b["legal"]}  # fmt: skip
-        for h in HEADS:
-            ys[h].append(b[h][sel[h]].numpy())
-            ps[h].append(out[h][sel[h]].numpy())
+    for idx in batch_indices(val, batch, None, events is not None):
+        b = take(val, idx, rows, heads, events)
+        out = forward(net, b)
+        for h, v in losses(out, b, heads).items():
+            loss[h] += float(v) * len(idx) / n
+        for h in heads:
+            sel = b[f"s:{h.name}"]
+            ys[h.name].append(b[f"y:{h.name}"].numpy()[sel])
+            ps[h.name].append(out[h.name].numpy()[sel])
     net.train()
-    res = {f"val_loss_{h}": loss[h] for h in HEADS}
+    res = {f"val_loss_{h}": v for h, v in loss.items()}
     res["val_loss"] = sum(loss.values())
-    for h in HEADS:
+    for h in loss:
         y, p = np.concatenate(ys[h]), np.concatenate(ps[h])
         res[f"val_auc_{h}"] = auc(y, p) if 0 < y.sum() < y.size else float("nan")
     return res
@@ -142,27 +155,29 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--data", type=Path, nargs="+", required=True, help="dataset folder(s), v2")
     p.add_argument("--run", type=Path, default=Path("runs/belief"), help="run directory")
-    p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--minutes", type=float, default=40.0, help="wall-clock budget")
-    p.add_argument("--batch", type=int, default=512)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--weight-decay", type=float, default=1e-5)
-    p.add_argument("--hidden", type=int, default=BeliefConfig.hidden)
-    p.add_argument("--layers", type=int, default=BeliefConfig.layers)
-    p.add_argument("--tile-channels", type=int, default=BeliefConfig.tile_channels)
-    p.add_argument("--dropout", type=float, default=BeliefConfig.dropout)
+    p.add_argument("--epochs", type=int_arg(1, 10**6), default=3)
+    p.add_argument("--minutes", type=float_arg(0, 10**6), default=40.0, help="wall-clock budget")
+    p.add_argument("--batch", type=int_arg(1, 1 << 20), default=512)
+    p.add_argument("--lr", type=float_arg(0, 1), default=1e-3)
+    p.add_argument("--weight-decay", type=float_arg(0, 10, include_lo=True), default=1e-5)
+    p.add_argument("--hidden", type=int_arg(8, 4096), default=BeliefConfig.hidden)
+    p.add_argument("--layers", type=int_arg(1, 8), default=BeliefConfig.layers)
+    p.add_argument("--tile-channels", type=int_arg(4, 512), default=BeliefConfig.tile_channels)
+    p.add_argument("--dropout", type=float_arg(0, 0.99, include_lo=True), default=BeliefConfig.dropout)  # fmt: skip
     p.add_argument("--tenpai-pool", action="store_true", help="tenpai head reads pooled tiles")
     p.add_argument("--arch", choices=("mlp", "seq"), default="mlp",
-                   help="seq: also a GRU over the event tokens (train/belief_seq.py)")  # fmt: skip
-    p.add_argument("--seq-hidden", type=int, default=128, help="--arch seq: GRU width (0: none)")
-    p.add_argument("--seq-embed", type=int, default=BeliefConfig.seq_embed)
-    p.add_argument("--seq-lr-mult", type=float, default=1.0, help="--arch seq: GRU branch's lr x")
+                   help="seq: also a GRU over the event tokens, sequence batches")  # fmt: skip
+    p.add_argument("--seq-hidden", type=int_arg(0, 1024), default=128, help="--arch seq: GRU width (0: none)")  # fmt: skip
+    p.add_argument("--seq-embed", type=int_arg(4, 512), default=BeliefConfig.seq_embed)
+    p.add_argument("--seq-lr-mult", type=float_arg(0, 100), default=1.0, help="--arch seq: GRU branch's lr x")  # fmt: skip
     p.add_argument("--init", help="--arch seq: start from this belief checkpoint's weights")
-    p.add_argument("--val-every", type=int, default=20, help="hold out game_id %% N == 0")
-    p.add_argument("--val-rows", type=int, default=20000)
-    p.add_argument("--eval-every", type=int, default=500, help="steps between evaluations")
-    p.add_argument("--threads", type=int, default=2, help="torch threads")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--val-every", type=int_arg(2, 10**6), default=20, help="hold out game_id %% N == 0")  # fmt: skip
+    p.add_argument("--val-rows", type=int_arg(1, 10**7), default=20000)
+    p.add_argument("--eval-every", type=int_arg(1, 10**9), default=500, help="steps between evaluations")  # fmt: skip
+    p.add_argument("--threads", type=int_arg(1, 1024), default=2, help="torch threads")
+    p.add_argument("--seed", type=int_arg(0, MAX_SEED), default=0)
+    p.add_argument("--mixed-rules", action="store_true",
+                   help="train on --data folders played under different rules")  # fmt: skip
     p.add_argument("--resume", action="store_true", help="continue run/last.pt")
     p.add_argument("--ship", type=Path, help="also write the best network here, float16")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -185,6 +200,7 @@ def save_progress(
     """
     info = {**meta, "wall_clock_s": round(counters["wall"], 1), "steps": counters["step"],
             "metrics": metrics}  # fmt: skip
+    check_optimizer(opt, f"not saving {run_dir}")  # the weights: save_belief refuses NaN ones
     if metrics["val_loss"] < counters["best"]:
         counters["best"] = metrics["val_loss"]
         save_belief(run_dir / "best.pt", net, info)
@@ -195,73 +211,107 @@ def save_progress(
     (run_dir / "state.tmp").replace(run_dir / "state.pt")
 
 
-def _split(data: dict[str, np.ndarray], keep: np.ndarray) -> dict[str, np.ndarray]:
-    return {k: v[keep] for k, v in data.items()}
+def new_net(args: argparse.Namespace) -> BeliefNet:
+    """The network a new run starts from (``--arch``, the sizes, ``--init``).
+
+    Raises:
+        ValueError: a bad architecture, or an ``--init`` checkpoint that does not fit.
+    """
+    seq = {"seq_hidden": args.seq_hidden if args.arch == "seq" else 0, "seq_embed": args.seq_embed}
+    if args.init is None:
+        return BeliefNet(BeliefConfig(obs_version=2, hidden=args.hidden, layers=args.layers,
+                                      tile_channels=args.tile_channels, dropout=args.dropout,
+                                      tenpai_pool=args.tenpai_pool, **seq))  # fmt: skip
+    src = BeliefModel.load(args.init).net
+    net = BeliefNet(BeliefConfig(**{**src.config.to_dict(), "dropout": args.dropout, **seq}))
+    missing, extra = net.load_state_dict(src.state_dict(), strict=False)
+    if extra or any(not k.startswith(SEQ_PARAMS) for k in missing):
+        raise ValueError(f"--init {args.init}: tensors missing {missing[:5]}, unexpected {extra}")
+    return net
+
+
+def make_optimizer(net: BeliefNet, args: argparse.Namespace) -> torch.optim.Optimizer:
+    """AdamW; the sequence branch's group runs at ``--seq-lr-mult`` times the learning rate."""
+    new = [p for n, p in net.named_parameters() if n.startswith(SEQ_PARAMS)]
+    old = [p for n, p in net.named_parameters() if not n.startswith(SEQ_PARAMS)]
+    groups = [{"params": old, "mult": 1.0}]
+    if new:
+        groups.append({"params": new, "mult": args.seq_lr_mult})
+    return torch.optim.AdamW(groups, lr=args.lr, weight_decay=args.weight_decay)
+
+
+def _start(args: argparse.Namespace, p: argparse.ArgumentParser) -> tuple:
+    """``(net, optimizer, counters)``: resumed from ``--run`` or new."""
+    run_dir: Path = args.run
+    if not args.resume and (run_dir / "last.pt").exists():
+        p.error(f"{run_dir} holds a run already: --resume it or choose another --run")
+    try:
+        if args.resume:
+            if not (run_dir / "last.pt").is_file():
+                raise ValueError(f"{run_dir} holds no last.pt (not a run, or none saved yet)")
+            net, _ = load_belief_network(run_dir / "last.pt")
+            state = read_state(run_dir / "state.pt")
+            what = f"cannot resume from {run_dir / 'state.pt'}"
+            counters = check_counters(state["counters"], COUNTERS, what)
+            opt = make_optimizer(net, args)
+            load_optimizer(opt, state["optimizer"], what)
+        else:
+            net = new_net(args)
+            opt = make_optimizer(net, args)
+            counters = {"step": 0, "epoch": 0, "shard": 0, "batch": 0, "best": math.inf,
+                        "wall": 0.0}  # fmt: skip
+    except (ValueError, OSError) as exc:
+        fail(PROG, f"cannot {'resume' if args.resume else 'start'} the run in {run_dir}: {exc}")
+    return net.train(), opt, counters
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """CLI entry point; returns the last evaluation."""
     p = build_parser()
     args = p.parse_args(argv)
-    for name in ("epochs", "batch", "val_every", "val_rows", "eval_every", "threads"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name.replace('_', '-')} must be >= 1")
+    problem = dir_problem(args.run) or (args.ship and path_problem(args.ship))
+    if problem:
+        p.error(str(problem))
+    if args.init is not None and args.arch != "seq":
+        p.error("--init needs --arch seq")
+    if len(args.data) > MAX_FOLDERS:
+        p.error(f"at most {MAX_FOLDERS} --data folders")
     try:
         metas = [read_meta(d) for d in args.data]
+        check_compatible(args.data, metas, mixed_rules=args.mixed_rules)
+        events = [EventTable(d) for d in args.data] if args.arch == "seq" else None
     except ValueError as exc:
-        p.error(str(exc))
+        fail(PROG, exc)
     if any(m["obs_version"] != 2 for m in metas):
-        p.error("every --data folder must hold observation v2 data")
+        fail(PROG, "every --data folder must hold observation v2 data")
     setup(args.threads, args.seed)
-    if args.arch == "seq":
-        from sichuan_env.train.belief.seq import train
-
-        return train(args, p, argv)
-    if args.init is not None:
-        p.error("--init needs --arch seq")
     rows = int(metas[0]["obs_shape"][0])
-    files = [(s, d) for d in args.data for s in shards(d)]
+    files = [(s, i) for i, d in enumerate(args.data) for s in shards(d)]
     if not files:
-        p.error("the --data folders hold no decision shards")
+        fail(PROG, "the --data folders hold no decision shards")
     total_rows = sum(int(m["decisions"]) for m in metas) * (1 - 1 / args.val_every)
     planned = max(1, int(args.epochs * total_rows / args.batch))
-
-    def make_opt(net: BeliefNet) -> torch.optim.Optimizer:
-        return torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=args.weight_decay)
-
+    net, opt, counters = _start(args, p)
+    heads = net.config.head_specs
     run_dir: Path = args.run
-    if args.resume:
+
+    def load(path: Path, folder: int) -> dict[str, np.ndarray]:
         try:
-            net, _ = load_belief_network(run_dir / "last.pt")
-            state = torch.load(run_dir / "state.pt", map_location="cpu", weights_only=True)
-            opt = make_opt(net)
-            opt.load_state_dict(state["optimizer"])
-            counters = dict(state["counters"])
-        except (ValueError, OSError, KeyError, TypeError) as exc:
-            p.error(f"cannot resume from {run_dir}: {exc}")
-        net.train()
-    else:
-        if (run_dir / "last.pt").exists():
-            p.error(f"{run_dir} holds a run already: --resume it or choose another --run")
-        try:
-            cfg = BeliefConfig(obs_version=2, hidden=args.hidden, layers=args.layers,
-                               tile_channels=args.tile_channels, dropout=args.dropout,
-                               tenpai_pool=args.tenpai_pool)  # fmt: skip
+            return load_shard(path, heads, None if events is None else events[folder], folder)
         except ValueError as exc:
-            p.error(str(exc))
-        net = BeliefNet(cfg)
-        opt = make_opt(net)
-        counters = {"step": 0, "epoch": 0, "shard": 0, "batch": 0, "best": math.inf, "wall": 0.0}
+            fail(PROG, exc)
+
     val_parts, n_val = [], 0
-    for path, _ in files:
+    for path, folder in files:
         if n_val >= args.val_rows:
             break
-        d = load_shard(path)
-        part = _split(d, d["game_id"] % args.val_every == 0)
-        val_parts.append(part)
-        n_val += len(part["game_id"])
-    val = {k: np.concatenate([v[k] for v in val_parts])[: args.val_rows] for k in val_parts[0]}
-    log = MetricLog(run_dir / "metrics.jsonl")
+        d = load(path, folder)
+        val_parts.append(select_rows(d, d["game_id"] % args.val_every == 0))
+        n_val += len(val_parts[-1]["game_id"])
+    val = select_rows(concat_rows(val_parts), slice(0, args.val_rows))
+    if not len(val["game_id"]):
+        fail(PROG, f"no validation rows: no hand of the --data folders has game_id % {args.val_every} == 0")  # fmt: skip
+    log: MetricLog | None = None  # opened at the first checkpoint: a failed run writes nothing
     meta = {
         "rules": metas[0]["rules"],
         "command": "python -m sichuan_env.train.belief.train "
@@ -271,16 +321,25 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "seed": args.seed,
     }
     t0 = time.perf_counter() - counters["wall"]
+    start_step = counters["step"]
     deadline = time.perf_counter() + 60 * args.minutes
     last: dict[str, Any] = {}
 
     def checkpoint() -> None:
-        nonlocal last
-        last = evaluate(net, val, rows)
+        nonlocal last, log
+        last = evaluate(net, val, rows, events)
         counters["wall"] = time.perf_counter() - t0
         last.update(epoch=counters["epoch"], lr=opt.param_groups[0]["lr"], wall_s=counters["wall"])
+        if not math.isfinite(last["val_loss"]):
+            fail(PROG, f"step {counters['step']}: the validation loss is {last['val_loss']} (the "
+                       f"run diverged; try a smaller --lr): {run_dir} keeps its last good files")  # fmt: skip
+        try:
+            save_progress(run_dir, net, opt, counters, meta, last, args.ship)
+        except ValueError as exc:
+            fail(PROG, f"{exc}; {run_dir} keeps its last good files")
+        if log is None:
+            log = MetricLog(run_dir / "metrics.jsonl")
         log.write(counters["step"], **last)
-        save_progress(run_dir, net, opt, counters, meta, last, args.ship)
 
     columns = (TextColumn("steps"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("{task.fields[info]}"))  # fmt: skip
@@ -290,20 +349,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         while counters["epoch"] < args.epochs and not stop:
             order = np.random.default_rng([args.seed, counters["epoch"]]).permutation(len(files))
             while counters["shard"] < len(files) and not stop:
-                path, _ = files[order[counters["shard"]]]
-                d = load_shard(path)
-                d = _split(d, d["game_id"] % args.val_every != 0)
+                path, folder = files[order[counters["shard"]]]
+                d = load(path, folder)
+                d = select_rows(d, d["game_id"] % args.val_every != 0)
                 rng = np.random.default_rng([args.seed, counters["epoch"], counters["shard"]])
-                perm = rng.permutation(len(d["game_id"]))
-                n_batches = len(perm) // args.batch
-                while counters["batch"] < n_batches:
-                    lo = counters["batch"] * args.batch
-                    b = take(d, perm[lo : lo + args.batch], rows)
+                batches = batch_indices(d, args.batch, rng, sequences=events is not None)
+                while counters["batch"] < len(batches):
+                    b = take(d, batches[counters["batch"]], rows, heads, events)
                     frac = min(1.0, counters["step"] / planned)
                     for g in opt.param_groups:
-                        g["lr"] = args.lr * (0.1 + 0.45 * (1 + math.cos(math.pi * frac)))
-                    parts = losses(net(b["obs"]), b)
-                    loss = torch.stack(list(parts.values())).sum()
+                        g["lr"] = (
+                            g.get("mult", 1.0)
+                            * args.lr
+                            * (0.1 + 0.45 * (1 + math.cos(math.pi * frac)))
+                        )
+                    loss = torch.stack(list(losses(forward(net, b), b, heads).values())).sum()
+                    if not torch.isfinite(loss):
+                        fail(PROG, f"step {counters['step'] + 1}: the loss is {loss.item()} (the run "
+                                   "diverged; try a smaller --lr): nothing of it is saved")  # fmt: skip
                     opt.zero_grad(set_to_none=True)
                     loss.backward()
                     opt.step()
@@ -322,10 +385,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             if not stop:
                 counters["epoch"] += 1
                 counters["shard"] = 0
+    if counters["step"] == start_step:
+        fail(PROG, f"no training step ran: the training rows of every shard are fewer than "
+                   f"--batch {args.batch}, or the run had done its --epochs already; nothing written")  # fmt: skip
     checkpoint()
-    log.close()
+    if log is not None:
+        log.close()
     return last
 
 
 if __name__ == "__main__":
-    sys.exit(run(lambda: main() and 0, "sichuan_env.train.belief.train"))
+    sys.exit(run(lambda: main() and 0, PROG))

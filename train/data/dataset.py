@@ -7,7 +7,7 @@ A dataset folder (written by ``python -m sichuan_env.train.data.make_dataset``) 
 - ``decisions/part-NNNNN.parquet``: one row per decision of every hand, any seat;
 - ``games.parquet``: one row per hand: its seed, lineup by seat, final scores,
   and each seat's public event tokens (``sichuan_env.encoding.events``);
-- ``records.jsonl``: each hand's game record (RULES.md §10), with its ``game_id``,
+- ``records.jsonl``: each hand's game record (docs/rules.md §10), with its ``game_id``,
   so every row can be replayed with ``Game.from_record``.
 
 Decision rows (``DECISION_COLUMNS``):
@@ -30,10 +30,18 @@ Decision rows (``DECISION_COLUMNS``):
 | final_points | int64 | the acting seat's net points for the whole hand |
 
 Event tokens of a decision row: ``games.parquet``'s ``tokens_<seat>`` up to
-``offsets[decision, seat]`` (``offsets`` is stored flat, ``[n_decisions + 1, 4]``).
-Read with pandas or polars (``pd.read_parquet(folder / "decisions")`` reads every
+``offsets[decision, seat]`` (``offsets`` is stored flat, ``[n_decisions + 1, 4]``;
+``EventTable`` reads them). Read with pandas or polars (``pd.read_parquet(folder / "decisions")`` reads every
 shard), or with ``iter_batches`` / ``DecisionDataset`` (torch), which decode the
 packed columns.
+
+Nothing read is trusted: ``read_meta`` checks ``dataset.json`` (a registered
+observation version and exactly its shape, valid rules), and every shard is
+checked against it before use (``read_shard``, ``iter_batches``: each column
+present with its exact Arrow type, so a shard of another observation version
+is refused rather than padded or cut, and no nulls). ``check_compatible``
+refuses to read folders of different observation versions together, and of
+different rules unless asked.
 """
 
 from __future__ import annotations
@@ -48,7 +56,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from sichuan_env import RuleConfig
+from sichuan_env.encoding.registry import get as get_obs_version
+from sichuan_env.encoding.registry import versions
+
 FORMAT = "sichuan-dataset/1"
+MAX_BATCH = 1 << 20
+"""Rows one decoded batch may hold."""
+MAX_SHUFFLE = 1 << 24
+"""Rows a ``DecisionDataset`` shuffle buffer may hold."""
 LABEL_SHAPES = {
     "tenpai": (3,),
     "waits": (3, 27),
@@ -84,28 +100,211 @@ def decision_schema(obs_rows: int) -> pa.Schema:
 DECISION_COLUMNS = [f.name for f in decision_schema(1)]
 
 
+MAX_META_BYTES = 1 << 20
+"""Bytes ``dataset.json`` may take."""
+
+
 def read_meta(folder: str | Path) -> dict[str, Any]:
     """``dataset.json`` of a dataset folder, checked.
 
+    The observation version must be a registered one and ``obs_shape`` exactly its
+    shape (so no shard is read with another layout, and no batch is sized by a
+    doctored shape); ``rules`` must be a valid rule set, ``decisions`` a count.
+
     Raises:
-        ValueError: not a dataset folder, or a metadata file that is not this format.
+        ValueError: not a dataset folder, or a metadata file that is not this format
+            or holds a missing or bad field.
     """
     path = Path(folder) / "dataset.json"
     try:
+        if path.stat().st_size > MAX_META_BYTES:
+            raise ValueError(f"{path}: larger than {MAX_META_BYTES} bytes")
         meta = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ValueError(f"{folder}: not a dataset folder ({type(exc).__name__}: {exc})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"{path}: not a {FORMAT} metadata file")
+    version = meta.get("obs_version")
+    if isinstance(version, bool) or not isinstance(version, int) or version not in versions():
+        raise ValueError(
+            f"{path}: obs_version {str(version)[:20]!r} is not a registered version {versions()}"
+        )
     shape = meta.get("obs_shape")
-    if not (isinstance(shape, list) and len(shape) == 2 and shape[1] == 27 and shape[0] > 0):
-        raise ValueError(f"{path}: bad obs_shape {shape!r}")
+    if shape != list(get_obs_version(version).shape()):
+        raise ValueError(
+            f"{path}: obs_shape {str(shape)[:40]} is not observation v{version}'s "
+            f"{list(get_obs_version(version).shape())}"
+        )
+    decisions = meta.get("decisions")
+    if isinstance(decisions, bool) or not isinstance(decisions, int) or decisions < 0:
+        raise ValueError(f"{path}: decisions must be a count, got {str(decisions)[:20]!r}")
+    try:
+        RuleConfig.from_dict(meta.get("rules"))
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"{path}: bad rules ({exc})") from None
     return meta
+
+
+def check_compatible(
+    folders: list[str | Path], metas: list[dict[str, Any]], *, mixed_rules: bool = False
+) -> None:
+    """Raise ``ValueError`` unless the datasets can be read together.
+
+    They must hold the same observation version (and so shape); their rule sets must be
+    the same unless ``mixed_rules`` (a CLI's ``--mixed-rules``) says mixing them is meant.
+    """
+    for folder, meta in zip(folders[1:], metas[1:], strict=True):
+        if meta["obs_version"] != metas[0]["obs_version"]:
+            raise ValueError(
+                f"{folder} holds observation v{meta['obs_version']}, {folders[0]} "
+                f"v{metas[0]['obs_version']}: they cannot be read together"
+            )
+        if meta["rules"] != metas[0]["rules"] and not mixed_rules:
+            diff = sorted(
+                k for k in meta["rules"] if meta["rules"].get(k) != metas[0]["rules"].get(k)
+            )
+            raise ValueError(
+                f"{folder} and {folders[0]} were played under different rules ({diff[:4]}): "
+                "pass --mixed-rules to train on both"
+            )
 
 
 def shards(folder: str | Path) -> list[Path]:
     """The decision shards of a dataset folder, in order."""
     return sorted((Path(folder) / "decisions").glob("part-*.parquet"))
+
+
+def check_schema(path: Path, schema: pa.Schema, rows: int, columns: list[str] | None) -> list[str]:
+    """The columns to read from shard ``path`` (``columns``, or all), checked against its schema.
+
+    Each must be a column of ``decision_schema(rows)`` with exactly that Arrow type (so a
+    shard written for another observation version, whose ``obs`` is narrower or wider,
+    is refused instead of being cut or zero-padded).
+
+    Raises:
+        ValueError: an unknown or missing column, or a column of another type.
+    """
+    want = decision_schema(rows)
+    names = list(want.names) if columns is None else list(columns)
+    for name in names:
+        if name not in want.names:
+            raise ValueError(f"{path}: {name!r} is not a decision column {DECISION_COLUMNS}")
+        i = schema.get_field_index(name)
+        if i < 0:
+            raise ValueError(f"{path}: the shard has no column {name!r}")
+        got, expected = schema.field(i).type, want.field(name).type
+        if got != expected:
+            raise ValueError(
+                f"{path}: column {name!r} is {got}, expected {expected} "
+                "(a shard of another observation version or format?)"
+            )
+    return names
+
+
+def check_nulls(path: Path, table: pa.Table | pa.RecordBatch) -> None:
+    """Raise ``ValueError`` if any column of ``table`` (or list element) is null."""
+    for name in table.column_names:
+        col = table.column(name)
+        chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+        for chunk in chunks:
+            nulls = chunk.null_count
+            if not nulls and pa.types.is_fixed_size_list(chunk.type):
+                nulls = chunk.flatten().null_count
+            if nulls:
+                raise ValueError(f"{path}: column {name!r} holds {nulls} null values")
+
+
+def read_shard(
+    path: str | Path, columns: list[str] | None = None, meta: dict[str, Any] | None = None
+) -> pa.Table:
+    """A decisions shard's ``columns`` (default: all), checked against its folder's metadata.
+
+    Args:
+        path: ``<folder>/decisions/part-NNNNN.parquet``.
+        columns: decision columns to read.
+        meta: the folder's ``read_meta`` (read from ``path``'s folder when None).
+
+    Raises:
+        ValueError: an unreadable or truncated shard, unknown, missing or mistyped columns
+            (``check_schema``) or null values.
+    """
+    path = Path(path)
+    if meta is None:
+        meta = read_meta(path.parent.parent)
+    rows = int(meta["obs_shape"][0])
+    try:
+        schema = pq.read_schema(path)
+        names = check_schema(path, schema, rows, columns)
+        table = pq.read_table(path, columns=names)
+    except (OSError, pa.ArrowException) as exc:
+        raise ValueError(f"{path}: cannot read the decisions shard ({exc})") from None
+    check_nulls(path, table)
+    return table
+
+
+class EventTable:
+    """The event tokens of a dataset folder's hands (``games.parquet``), by game id.
+
+    Args:
+        folder: a dataset folder written by ``sichuan_env.train.data.make_dataset``.
+
+    Raises:
+        ValueError: the folder has no readable ``games.parquet``.
+    """
+
+    def __init__(self, folder: str | Path) -> None:
+        cols = ["game_id", "offsets", *(f"tokens_{s}" for s in range(4))]
+        path = Path(folder) / "games.parquet"
+        try:
+            t = pq.read_table(path, columns=cols)
+        except (OSError, KeyError, pa.ArrowException) as exc:
+            raise ValueError(f"{folder}: cannot read games.parquet ({exc})") from None
+        for name in cols:
+            want = pa.int64() if name == "game_id" else pa.list_(pa.int64())
+            if t.schema.field(name).type != want:
+                raise ValueError(
+                    f"{path}: column {name!r} is {t.schema.field(name).type}, expected {want}"
+                )
+        check_nulls(path, t)
+        for name in cols[1:]:
+            if t.column(name).combine_chunks().flatten().null_count:
+                raise ValueError(f"{path}: column {name!r} holds null values")
+        ids = t.column("game_id").to_numpy()
+        if ids.size and ids.min() < 0:
+            raise ValueError(f"{folder}: games.parquet holds a negative game_id")
+        self.index = np.full(int(ids.max(initial=-1)) + 1, -1, dtype=np.int64)
+        self.index[ids] = np.arange(len(ids))
+
+        def flat(name: str) -> tuple[np.ndarray, np.ndarray]:
+            arr = t.column(name).combine_chunks()
+            return arr.offsets.to_numpy(), arr.values.to_numpy()
+
+        self.off = flat("offsets")
+        self.tok = [flat(f"tokens_{s}") for s in range(4)]
+
+    def tokens(self, game_id: int, seat: int) -> np.ndarray:
+        """Seat ``seat``'s whole token sequence of hand ``game_id``."""
+        i = self.index[game_id]
+        starts, values = self.tok[seat]
+        return values[starts[i] : starts[i + 1]]
+
+    def ends(self, game_id: np.ndarray, decision: np.ndarray, seat: np.ndarray) -> np.ndarray:
+        """Tokens seen by the acting seat at each decision row (``offsets[decision, seat]``)."""
+        starts, values = self.off
+        return values[starts[self.index[game_id]] + 4 * decision.astype(np.int64) + seat]
+
+    def row_tokens(self, batch: dict[str, np.ndarray]) -> np.ndarray:
+        """``int64[N, L]`` right-padded prefixes of decision rows (``BeliefModel.predict``'s input).
+
+        Args:
+            batch: ``game_id``, ``decision`` and ``seat`` of each row.
+        """
+        g, d, s = batch["game_id"], batch["decision"], batch["seat"]
+        ends = self.ends(g, d, s)
+        out = np.zeros((len(g), int(ends.max(initial=1))), dtype=np.int64)
+        for i in range(len(g)):
+            out[i, : ends[i]] = self.tokens(int(g[i]), int(s[i]))[: ends[i]]
+        return out
 
 
 def decode_obs(packed: bytes | np.ndarray, rows: int) -> np.ndarray:
@@ -115,41 +314,100 @@ def decode_obs(packed: bytes | np.ndarray, rows: int) -> np.ndarray:
 
 
 def decode_batch(table: pa.Table, rows: int) -> dict[str, np.ndarray]:
-    """Every column of a decisions table as numpy arrays, observations and masks unpacked.
+    """The columns of a decisions table as numpy arrays, observations and masks unpacked.
 
-    Returns ``obs`` uint8[N, rows, 27], ``mask`` int8[N, 88], ``action`` int64[N],
-    the labels in their shapes (``LABEL_SHAPES``, leading N), and the scalar columns.
+    Returns, for each column the table holds, ``obs`` uint8[N, rows, 27], ``mask``
+    int8[N, 88], the labels in their shapes (``LABEL_SHAPES``, leading N), the scalar
+    columns (``action`` int16[N], ...) and ``agent`` (objects).
+
+    Raises:
+        ValueError: an ``obs`` column whose width is not that of ``rows`` rows.
     """
     n = table.num_rows
-    obs_bytes = table.column("obs").combine_chunks()
-    width = obs_bytes.type.byte_width
-    flat = np.frombuffer(obs_bytes.buffers()[1], dtype=np.uint8)[: n * width].reshape(n, width)
-    obs = np.unpackbits(flat, axis=1, count=rows * 27).reshape(n, rows, 27)
-    mask_bytes = table.column("mask").combine_chunks()
-    mflat = np.frombuffer(mask_bytes.buffers()[1], dtype=np.uint8)[: n * 11].reshape(n, 11)
-    out: dict[str, np.ndarray] = {
-        "obs": obs,
-        "mask": np.unpackbits(mflat, axis=1, count=88).astype(np.int8),
-    }
+    names = set(table.column_names)
+    out: dict[str, np.ndarray] = {}
+    if "obs" in names:
+        obs_bytes = table.column("obs").combine_chunks()
+        width = obs_bytes.type.byte_width
+        if width != (rows * 27 + 7) // 8:
+            raise ValueError(f"obs cells of {width} bytes do not hold {rows} x 27 observations")
+        flat = np.frombuffer(obs_bytes.buffers()[1], dtype=np.uint8)[: n * width].reshape(n, width)
+        out["obs"] = np.unpackbits(flat, axis=1, count=rows * 27).reshape(n, rows, 27)
+    if "mask" in names:
+        mask_bytes = table.column("mask").combine_chunks()
+        mflat = np.frombuffer(mask_bytes.buffers()[1], dtype=np.uint8)[: n * 11].reshape(n, 11)
+        out["mask"] = np.unpackbits(mflat, axis=1, count=88).astype(np.int8)
     for name, shape in LABEL_SHAPES.items():
-        values = table.column(name).combine_chunks().flatten().to_numpy(zero_copy_only=False)
-        out[name] = values.reshape(n, *shape)
+        if name in names:
+            values = table.column(name).combine_chunks().flatten().to_numpy(zero_copy_only=False)
+            out[name] = values.reshape(n, *shape)
     for name in ("game_id", "decision", "seat", "action", "final_points"):
-        out[name] = table.column(name).to_numpy()
-    out["agent"] = np.array(table.column("agent").to_pylist(), dtype=object)
+        if name in names:
+            out[name] = table.column(name).to_numpy()
+    if "agent" in names:
+        out["agent"] = np.array(table.column("agent").to_pylist(), dtype=object)
     return out
+
+
+def _check_batch_size(batch_size: object, name: str = "batch_size") -> int:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer >= 1, got {batch_size!r}")
+    if not 1 <= batch_size <= MAX_BATCH:
+        raise ValueError(f"{name} must be in 1..{MAX_BATCH}, got {batch_size}")
+    return int(batch_size)
+
+
+def _check_columns(columns: object) -> list[str] | None:
+    if columns is None:
+        return None
+    if isinstance(columns, str) or not isinstance(columns, (list, tuple)):
+        raise ValueError(f"columns must be a list of column names, got {columns!r}")
+    bad = [c for c in columns if c not in DECISION_COLUMNS]
+    if bad or not columns:
+        raise ValueError(f"columns {bad or columns!r} are not decision columns {DECISION_COLUMNS}")
+    return list(dict.fromkeys(columns))
+
+
+def _shard_batches(
+    path: Path, meta: dict[str, Any], batch_size: int, columns: list[str] | None
+) -> Iterator[pa.Table]:
+    """Checked batches of one shard (schema before reading, nulls per batch)."""
+    rows = int(meta["obs_shape"][0])
+    try:
+        pf = pq.ParquetFile(path)
+        names = check_schema(path, pf.schema_arrow, rows, columns)
+        for batch in pf.iter_batches(batch_size=batch_size, columns=names):
+            table = pa.Table.from_batches([batch])
+            check_nulls(path, table)
+            yield table
+    except (OSError, pa.ArrowException) as exc:
+        raise ValueError(f"{path}: cannot read the decisions shard ({exc})") from None
 
 
 def iter_batches(
     folder: str | Path, batch_size: int = 4096, columns: list[str] | None = None
 ) -> Iterator[dict[str, np.ndarray]]:
-    """Decoded batches of a dataset folder, shard by shard (never all in memory)."""
+    """Decoded batches of a dataset folder, shard by shard (never all in memory).
+
+    Every shard's schema is checked against ``dataset.json`` before it is read, and every
+    batch for nulls (``read_shard``'s checks).
+
+    Args:
+        folder: a dataset folder.
+        batch_size: rows per batch (``1..MAX_BATCH``).
+        columns: decision columns to decode (default: all).
+
+    Raises:
+        ValueError: a bad folder, batch size or column list, or a shard that does not
+            match the metadata.
+    """
+    batch_size = _check_batch_size(batch_size)
+    columns = _check_columns(columns)
     meta = read_meta(folder)
     rows = int(meta["obs_shape"][0])
     for path in shards(folder):
-        pf = pq.ParquetFile(path)
-        for batch in pf.iter_batches(batch_size=batch_size, columns=columns):
-            yield decode_batch(pa.Table.from_batches([batch]), rows)
+        for table in _shard_batches(path, meta, batch_size, columns):
+            yield decode_batch(table, rows)
 
 
 @functools.lru_cache(maxsize=1)
@@ -173,10 +431,20 @@ def _torch_dataset_class() -> type:
             self, folder: str | Path, batch_size: int = 4096, shuffle_buffer: int = 0, seed: int = 0
         ):
             super().__init__()
+            self.batch_size = _check_batch_size(batch_size)
+            if (
+                isinstance(shuffle_buffer, bool)
+                or not isinstance(shuffle_buffer, (int, np.integer))
+                or not 0 <= shuffle_buffer <= MAX_SHUFFLE
+            ):
+                raise ValueError(
+                    f"shuffle_buffer must be in 0..{MAX_SHUFFLE}, got {shuffle_buffer!r}"
+                )
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+                raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
             self.meta = read_meta(folder)
             self.folder = Path(folder)
-            self.batch_size = batch_size
-            self.shuffle_buffer = shuffle_buffer
+            self.shuffle_buffer = int(shuffle_buffer)
             self.seed = seed
 
         def __iter__(self):
@@ -188,8 +456,8 @@ def _torch_dataset_class() -> type:
             rng = np.random.default_rng(self.seed + (info.id if info else 0))
             buffer: list[dict[str, Any]] = []
             for path in paths:
-                for batch in pq.ParquetFile(path).iter_batches(batch_size=self.batch_size):
-                    cols = decode_batch(pa.Table.from_batches([batch]), rows)
+                for table in _shard_batches(path, self.meta, self.batch_size, None):
+                    cols = decode_batch(table, rows)
                     for i in range(len(cols["action"])):
                         row = {k: torch.as_tensor(v[i]) for k, v in cols.items() if k != "agent"}
                         if not self.shuffle_buffer:

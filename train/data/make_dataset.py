@@ -37,10 +37,11 @@ from sichuan_env.agents.eval.evaluate import block_seed, make_lineup_agents
 from sichuan_env.train.data.dataset import FORMAT, LABEL_SHAPES, decision_schema
 
 from sichuan_env import PRESETS, RuleConfig
-from sichuan_env._cli import int_arg, run
+from sichuan_env._cli import dir_problem, int_arg, run
 from sichuan_env.encoding.events import VOCAB_SIZE, event_sequences
 from sichuan_env.encoding.registry import get as get_obs_version
 from sichuan_env.encoding.registry import versions
+from sichuan_env.envs.acting import Decisions, SeatMemory, ask
 from sichuan_env.envs.vector import VectorEnv
 
 MAX_HANDS = 10_000_000
@@ -198,6 +199,7 @@ def generate_part(
     rotation = np.arange(n) % 4
     lineup_arr = np.array(lineup, dtype=object)
     pending: list[list[int]] = [[] for _ in range(n)]  # per slot: steps of its running hand
+    memory, every = SeatMemory(n), np.arange(n)
     steps: dict[int, dict[str, np.ndarray]] = {}  # step -> every slot's row of that step
     schema = decision_schema(spec.rows())
     writer = _ShardWriter(out, schema, shard_rows)
@@ -212,14 +214,14 @@ def generate_part(
         while len(games) < hands:
             names = lineup_arr[(seat.astype(np.int64) + rotation) % 4]
             actions = np.zeros(n, dtype=np.int64)
-            by_version = {obs_version: obs}
+            decisions = Decisions(
+                venv.states_of(every), mask, rules, seat,
+                obs=obs, obs_version=obs_version, memory=memory,
+            )  # fmt: skip
             for name, agent in agents.items():
                 idx = np.flatnonzero(names == name)
                 if idx.size:
-                    v = agent.obs_version
-                    if v not in by_version:
-                        by_version[v] = venv.observe(v)
-                    actions[idx] = agent.act_batch(by_version[v][idx], mask[idx])
+                    actions[idx] = ask(agent, decisions, idx)
             steps[k] = {
                 "decision": venv._states["n_log"].astype(np.int16),
                 "seat": seat.astype(np.int8),
@@ -233,6 +235,7 @@ def generate_part(
                 pending[i].append(k)
             obs, mask, seat, _, done, info = venv.step(actions)
             labels = info["labels"]
+            memory.hand_started(np.flatnonzero(done))
             for i in np.flatnonzero(done):
                 if len(games) >= hands:
                     pending[i] = []
@@ -347,6 +350,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--ray", default=None, metavar="ADDRESS", help="parts on Ray ('local' or host:port)")  # fmt: skip
     p.add_argument("--workers", type=int_arg(1, 4096), default=2, help="Ray workers (with --ray)")
     args = p.parse_args(argv)
+    problem = dir_problem(args.out)
+    if problem:
+        p.error(f"--out: {problem}")
+    if args.ray is not None:
+        from sichuan_env.agents.eval.distributed import check_address
+
+        try:
+            check_address(args.ray)
+        except ValueError as exc:
+            p.error(f"--ray: {exc}")
     parts = args.parts or (args.workers if args.ray else 1)
     try:
         meta = generate(

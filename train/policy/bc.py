@@ -27,6 +27,7 @@ from __future__ import annotations
 # numba's OpenMP threads spin after each parallel region and starve torch's (measured: 10x
 # slower training); passive waiting must be set before either library loads OpenMP.
 import argparse
+import math
 import sys
 import time
 from collections.abc import Iterator
@@ -40,10 +41,24 @@ from sichuan_env.agents.base import Agent
 from sichuan_env.agents.nn.policy import PolicyConfig, PolicyNet, masked_logits
 from sichuan_env.agents.nn.torch_agent import load_network
 from sichuan_env.agents.registry import make_agent
-from sichuan_env.train.common import MetricLog, command_line, git_commit, load_run, save_run, setup
+from sichuan_env.train.common import (
+    BEST,
+    MetricLog,
+    command_line,
+    git_commit,
+    load_run,
+    save_run,
+    setup,
+)
 
 from sichuan_env import PRESETS, RuleConfig
+from sichuan_env._cli import MAX_SEED, dir_problem, fail, float_arg, int_arg, run
+from sichuan_env.envs.acting import Decisions, SeatMemory, ask
 from sichuan_env.envs.vector import VectorEnv
+
+PROG = "sichuan_env.train.policy.bc"
+COUNTERS = {"epoch": int, "samples": int, "decisions": int, "wall_clock_s": float, "best_acc": BEST}
+"""The run's counters (``state.pt``) and their types."""
 
 
 def teacher_stream(
@@ -54,23 +69,23 @@ def teacher_stream(
     Each chunk is ``steps`` steps of every slot of ``venv`` (reset first);
     the stream is endless, the env's hands continuing across chunks.
     """
-    obs, mask, _ = venv.reset()
+    obs, mask, seat = venv.reset()
+    memory = SeatMemory(venv.num_envs)
+    every = np.arange(venv.num_envs)
     while True:
         o_buf, m_buf, a_buf = [], [], []
         for _ in range(steps):
-            if getattr(teacher, "reads_state", False):  # a search teacher (expert iteration)
-                actions = teacher.act_states(
-                    venv.states_of(np.arange(venv.num_envs)), mask, venv.rules
-                )
-            else:
-                same = teacher.obs_version == venv.obs_version
-                teach_obs = obs if same else venv.observe(teacher.obs_version)
-                actions = teacher.act_batch(teach_obs, mask)
+            decisions = Decisions(
+                venv.states_of(every), mask, venv.rules, seat,
+                obs=obs, obs_version=venv.obs_version, memory=memory,
+            )  # fmt: skip
+            actions = ask(teacher, decisions)  # a search teacher reads the records
             keep = mask.sum(axis=1) > 1
             o_buf.append(obs[keep].copy())
             m_buf.append(mask[keep])
             a_buf.append(actions[keep])
-            obs, mask, _, _, _, _ = venv.step(actions)
+            obs, mask, seat, _, done, _ = venv.step(actions)
+            memory.hand_started(np.flatnonzero(done))  # autoreset: those slots deal anew
         yield np.concatenate(o_buf), np.concatenate(m_buf), np.concatenate(a_buf)
 
 
@@ -159,39 +174,56 @@ def collect_validation(
     return tuple(np.concatenate([p[k] for p in parts])[pick] for k in range(3))  # type: ignore[return-value]
 
 
+def _save(
+    run_dir: Path, net: PolicyNet, opt, counters: dict, meta: dict, name: str = "last"
+) -> None:
+    """``save_run``; non-finite weights or optimizer state end the run (exit 1), files untouched."""
+    try:
+        save_run(run_dir, net, opt, counters, meta, name)
+    except ValueError as exc:
+        fail(
+            PROG,
+            f"{exc} (the run diverged; try a smaller --lr); {run_dir} keeps its last good files",
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser."""
     p = argparse.ArgumentParser(
-        prog="sichuan_env.train.policy.bc",
+        prog=PROG,
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--teacher", default="heuristic", help="registered agent name or checkpoint")
     p.add_argument("--run", type=Path, default=Path("runs/bc"), help="run directory")
     p.add_argument("--preset", default="xuezhan", choices=sorted(PRESETS))
-    p.add_argument("--envs", type=int, default=256, help="hands stepped together")
-    p.add_argument("--chunk-steps", type=int, default=64, help="steps per streamed chunk")
-    p.add_argument("--chunks", type=int, default=8, help="chunks per epoch")
-    p.add_argument("--passes", type=int, default=2, help="training passes over each chunk")
-    p.add_argument("--epochs", type=int, default=1000)
-    p.add_argument("--minutes", type=float, default=25.0, help="wall-clock budget")
-    p.add_argument("--batch", type=int, default=512)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--hidden", type=int, default=PolicyConfig.hidden)
-    p.add_argument("--layers", type=int, default=PolicyConfig.layers)
+    p.add_argument("--envs", type=int_arg(1, 65536), default=256, help="hands stepped together")
+    p.add_argument(
+        "--chunk-steps", type=int_arg(1, 4096), default=64, help="steps per streamed chunk"
+    )
+    p.add_argument("--chunks", type=int_arg(1, 10**6), default=8, help="chunks per epoch")
+    p.add_argument(
+        "--passes", type=int_arg(1, 1000), default=2, help="training passes over each chunk"
+    )
+    p.add_argument("--epochs", type=int_arg(1, 10**7), default=1000)
+    p.add_argument("--minutes", type=float_arg(0, 10**6), default=25.0, help="wall-clock budget")
+    p.add_argument("--batch", type=int_arg(1, 1 << 20), default=512)
+    p.add_argument("--lr", type=float_arg(0, 1), default=1e-3)
+    p.add_argument("--hidden", type=int_arg(8, 4096), default=PolicyConfig.hidden)
+    p.add_argument("--layers", type=int_arg(1, 16), default=PolicyConfig.layers)
     p.add_argument("--arch", default="mlp", choices=("mlp", "conv"))
     p.add_argument("--aux", action="store_true", help="also read the shanten/ukeire features")
     p.add_argument("--prior", action="store_true", help="add the heuristic's choice to the logits")
-    p.add_argument("--val-decisions", type=int, default=20000)
-    p.add_argument("--threads", type=int, default=2, help="torch threads")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--val-decisions", type=int_arg(1, 10**7), default=20000)
+    p.add_argument("--threads", type=int_arg(1, 1024), default=2, help="torch threads")
+    p.add_argument("--seed", type=int_arg(0, MAX_SEED), default=0)
     p.add_argument("--resume", action="store_true", help="continue run/last.pt")
     p.add_argument(
         "--init", type=Path, default=None, help="start from this policy checkpoint (.pt + .json)"
     )
     p.add_argument(
         "--search-samples",
-        type=int,
+        type=int_arg(1, 4096),
         default=None,
         help="rollouts per candidate of a search teacher",
     )
@@ -204,11 +236,6 @@ def main(argv: list[str] | None = None) -> dict:
     """Run behaviour cloning; returns the last metrics row."""
     p = build_parser()
     args = p.parse_args(argv)
-    for name in ("envs", "chunk_steps", "chunks", "passes", "epochs", "batch", "val_decisions"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name.replace('_', '-')} must be >= 1")
-    if args.seed < 0 or args.threads < 1 or not args.lr > 0 or not args.minutes > 0:
-        p.error("--seed must be >= 0, --threads >= 1, --lr and --minutes > 0")
     if args.resume and args.init is not None:
         p.error("--init starts a new run; --resume continues one: give one of them")
     try:
@@ -218,15 +245,16 @@ def main(argv: list[str] | None = None) -> dict:
     if args.search_samples is not None:
         if not getattr(teacher, "reads_state", False) or not hasattr(teacher, "samples"):
             p.error("--search-samples is for a search teacher (--teacher search)")
-        if not 1 <= args.search_samples <= 4096:
-            p.error("--search-samples must be in 1..4096")
         teacher.samples = args.search_samples
+    problem = dir_problem(args.run)
+    if problem:
+        p.error(f"--run: {problem}")
     init = None
     if args.init is not None:
         try:
             init, _ = load_network(args.init)
         except (OSError, ValueError) as exc:
-            p.error(f"--init: {exc}")
+            fail(PROG, f"--init: {exc}")
     setup(args.threads, args.seed)
     rules = RuleConfig.preset(args.preset)
 
@@ -234,7 +262,12 @@ def main(argv: list[str] | None = None) -> dict:
         return torch.optim.Adam(net.parameters(), lr=args.lr)
 
     if args.resume:
-        net, opt, counters, _ = load_run(args.run, make_opt)
+        try:
+            net, opt, counters, _ = load_run(args.run, make_opt, counters=COUNTERS, method="bc")
+        except ValueError as exc:
+            fail(PROG, exc)
+        if counters["epoch"] >= args.epochs:
+            fail(PROG, f"{args.run} has run {counters['epoch']} epochs already: raise --epochs")
     else:
         arch = {"arch": args.arch, "hidden": args.hidden, "layers": args.layers}
         net = init or PolicyNet(PolicyConfig(**arch, aux=args.aux, prior=args.prior))
@@ -259,7 +292,8 @@ def main(argv: list[str] | None = None) -> dict:
     columns = (TextColumn("bc epoch {task.completed:.0f}"), BarColumn(), TextColumn("{task.fields[info]}"), TimeElapsedColumn())  # fmt: skip
     with Progress(*columns, disable=args.quiet, transient=False) as bar:
         task = bar.add_task("bc", total=args.epochs, completed=counters["epoch"], info="")
-        while counters["epoch"] < args.epochs and time.time() - t0 < args.minutes * 60:
+        # at least one epoch: the budget is checked after each
+        while counters["epoch"] < args.epochs and (not row or time.time() - t0 < args.minutes * 60):
             t_gen = t_fit = 0.0
             losses, accs = [], []
             for _ in range(args.chunks):
@@ -274,6 +308,9 @@ def main(argv: list[str] | None = None) -> dict:
                 counters["samples"] += seen
                 counters["decisions"] += len(chunk[2])
             val_loss, val_acc = evaluate(net, val)
+            if not all(map(math.isfinite, (*losses, val_loss))):
+                fail(PROG, f"epoch {counters['epoch'] + 1}: the loss is not finite (the run "
+                           "diverged; try a smaller --lr): nothing of this epoch is saved")  # fmt: skip
             counters["epoch"] += 1
             counters["wall_clock_s"] = base_clock + time.time() - t0
             row = {
@@ -287,14 +324,14 @@ def main(argv: list[str] | None = None) -> dict:
                 "gen_s": t_gen,
                 "fit_s": t_fit,
             }
-            log.write(counters["samples"], **row)
             meta.update(
                 wall_clock_s=counters["wall_clock_s"], val_acc=val_acc, epoch=counters["epoch"]
             )
-            save_run(args.run, net, opt, counters, meta)
+            _save(args.run, net, opt, counters, meta)
             if val_acc > counters["best_acc"]:
                 counters["best_acc"] = val_acc
-                save_run(args.run, net, opt, counters, meta, name="best")
+                _save(args.run, net, opt, counters, meta, name="best")
+            log.write(counters["samples"], **row)  # once the epoch is saved
             info = f"val acc {val_acc:.3f} loss {val_loss:.3f} ({counters['decisions']} decisions)"
             bar.update(task, completed=counters["epoch"], info=info)
     log.close()
@@ -302,5 +339,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
-    sys.exit(0)
+    sys.exit(run(lambda: main() and 0, PROG))

@@ -49,6 +49,7 @@ from __future__ import annotations
 # slower training); passive waiting must be set before either library loads OpenMP.
 import argparse
 import copy
+import math
 import sys
 import time
 from pathlib import Path
@@ -57,10 +58,12 @@ import numpy as np
 import torch
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from sichuan_env.agents.base import Agent
+from sichuan_env.agents.eval.distributed import RayUnavailableError
 from sichuan_env.agents.nn.policy import AUX_SIZE, PolicyConfig, PolicyNet, masked_logits
 from sichuan_env.agents.nn.torch_agent import TorchAgent, load_network
 from sichuan_env.agents.rule_based.heuristic import HeuristicAgent
 from sichuan_env.train.common import (
+    BEST,
     MetricLog,
     command_line,
     evaluate_vs_heuristic,
@@ -73,10 +76,15 @@ from sichuan_env.train.common import (
 from sichuan_env.train.policy.rollout import Buffer, Collector, gae
 
 from sichuan_env import PRESETS, RuleConfig
+from sichuan_env._cli import MAX_SEED, dir_problem, fail, float_arg, int_arg, run
 from sichuan_env.encoding.registry import get as get_obs_version
 from sichuan_env.envs.vector import VectorEnv
 
 __all__ = ["Buffer", "Collector", "build_parser", "gae", "initial_net", "main", "ppo_update"]
+
+PROG = "sichuan_env.train.policy.ppo"
+COUNTERS = {"iteration": int, "decisions": int, "wall_clock_s": float, "best_eval": BEST}
+"""The run's counters (``state.pt``) and their types."""
 
 
 def ppo_update(
@@ -163,10 +171,23 @@ def ppo_update(
     return out
 
 
+def _save(
+    run_dir: Path, net: PolicyNet, opt, counters: dict, meta: dict, name: str = "last"
+) -> None:
+    """``save_run``; non-finite weights or optimizer state end the run (exit 1), files untouched."""
+    try:
+        save_run(run_dir, net, opt, counters, meta, name)
+    except ValueError as exc:
+        fail(
+            PROG,
+            f"{exc} (the run diverged; try a smaller --lr); {run_dir} keeps its last good files",
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser."""
     p = argparse.ArgumentParser(
-        prog="sichuan_env.train.policy.ppo",
+        prog=PROG,
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -174,32 +195,32 @@ def build_parser() -> argparse.ArgumentParser:
     a("--run", type=Path, default=Path("runs/ppo"), help="run directory")
     a("--init", type=Path, default=None, help="start from this checkpoint (e.g. the BC policy)")
     a("--kl-ref", type=Path, default=None, help="KL penalty toward this checkpoint's policy")
-    a("--kl-coef", type=float, default=0.05)
+    a("--kl-coef", type=float_arg(0, 100, include_lo=True), default=0.05)
     a("--oracle-critic", action="store_true", help="value from the oracle view (training only)")
     a("--preset", default="xuezhan", choices=sorted(PRESETS))
-    a("--envs", type=int, default=256)
-    a("--steps", type=int, default=32, help="steps of every slot per rollout")
-    a("--iterations", type=int, default=10**6)
-    a("--minutes", type=float, default=60.0, help="wall-clock budget")
-    a("--epochs", type=int, default=2, help="PPO epochs per rollout")
-    a("--minibatch", type=int, default=1024)
-    a("--lr", type=float, default=1e-4)
-    a("--gamma", type=float, default=1.0)
-    a("--lam", type=float, default=0.95)
-    a("--clip", type=float, default=0.2)
-    a("--ent-coef", type=float, default=0.003)
-    a("--vf-coef", type=float, default=0.5)
-    a("--max-grad-norm", type=float, default=0.5)
-    a("--reward-scale", type=float, default=0.125)
-    a("--value-warmup", type=int, default=0, help="iterations that train the value only")
-    a("--pool-frac", type=float, default=0.5, help="share of slots playing the pool")
-    a("--pool-heuristic", type=float, default=0.5, help="chance a pool opponent is the heuristic")
-    a("--pool-size", type=int, default=4, help="learner snapshots kept in the pool")
-    a("--snapshot-every", type=int, default=50, help="iterations between snapshots")
-    a("--eval-every", type=int, default=100, help="iterations between evaluations (0: never)")
-    a("--eval-walls", type=int, default=100)
-    a("--hidden", type=int, default=PolicyConfig.hidden)
-    a("--layers", type=int, default=PolicyConfig.layers)
+    a("--envs", type=int_arg(1, 65536), default=256)
+    a("--steps", type=int_arg(1, 4096), default=32, help="steps of every slot per rollout")
+    a("--iterations", type=int_arg(1, 10**9), default=10**6)
+    a("--minutes", type=float_arg(0, 10**6), default=60.0, help="wall-clock budget")
+    a("--epochs", type=int_arg(1, 1000), default=2, help="PPO epochs per rollout")
+    a("--minibatch", type=int_arg(1, 1 << 20), default=1024)
+    a("--lr", type=float_arg(0, 1), default=1e-4)
+    a("--gamma", type=float_arg(0, 1, include_lo=True), default=1.0)
+    a("--lam", type=float_arg(0, 1, include_lo=True), default=0.95)
+    a("--clip", type=float_arg(0, 10), default=0.2)
+    a("--ent-coef", type=float_arg(0, 100, include_lo=True), default=0.003)
+    a("--vf-coef", type=float_arg(0, 100, include_lo=True), default=0.5)
+    a("--max-grad-norm", type=float_arg(0, 10**6), default=0.5)
+    a("--reward-scale", type=float_arg(0, 10**3), default=0.125)
+    a("--value-warmup", type=int_arg(0, 10**9), default=0, help="iterations that train the value only")  # fmt: skip
+    a("--pool-frac", type=float_arg(0, 1, include_lo=True), default=0.5, help="share of slots playing the pool")  # fmt: skip
+    a("--pool-heuristic", type=float_arg(0, 1, include_lo=True), default=0.5, help="chance a pool opponent is the heuristic")  # fmt: skip
+    a("--pool-size", type=int_arg(1, 1000), default=4, help="learner snapshots kept in the pool")
+    a("--snapshot-every", type=int_arg(0, 10**9), default=50, help="iterations between snapshots (0: never)")  # fmt: skip
+    a("--eval-every", type=int_arg(0, 10**9), default=100, help="iterations between evaluations (0: never)")  # fmt: skip
+    a("--eval-walls", type=int_arg(1, 100_000), default=100)
+    a("--hidden", type=int_arg(8, 4096), default=PolicyConfig.hidden)
+    a("--layers", type=int_arg(1, 16), default=PolicyConfig.layers)
     a("--aux", action="store_true", help="read the shanten/ukeire features (without --init)")
     a(
         "--prior",
@@ -207,30 +228,30 @@ def build_parser() -> argparse.ArgumentParser:
         help="add the heuristic's choice to the logits (also with --init)",
     )
     a("--bf16", action="store_true", help="bfloat16 autocast of forward passes (AMX / AVX512-BF16 CPUs)")  # fmt: skip
-    a("--prior-gain", type=float, default=None, help="set the prior's gain at the start (with --init)")  # fmt: skip
-    a("--kl-ref-gain", type=float, default=None, help="set the --kl-ref network's prior gain")  # fmt: skip
-    a("--threads", type=int, default=2, help="torch threads")
-    a("--seed", type=int, default=0)
+    a("--prior-gain", type=float_arg(-100, 100, include_lo=True), default=None, help="set the prior's gain at the start (with --init)")  # fmt: skip
+    a("--kl-ref-gain", type=float_arg(-100, 100, include_lo=True), default=None, help="set the --kl-ref network's prior gain")  # fmt: skip
+    a("--threads", type=int_arg(1, 1024), default=2, help="torch threads")
+    a("--seed", type=int_arg(0, MAX_SEED), default=0)
     a("--resume", action="store_true")
     a("--tensorboard", action="store_true")
     a("--quiet", action="store_true")
     a("--ray", default=None, metavar="ADDRESS", help="rollouts on Ray workers ('local' or host:port)")  # fmt: skip
-    a("--workers", type=int, default=2, help="Ray rollout workers (with --ray; envs split)")
+    a(
+        "--workers",
+        type=int_arg(1, 4096),
+        default=2,
+        help="Ray rollout workers (with --ray; envs split)",
+    )
     return p
 
 
 def _check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    for name in ("envs", "steps", "iterations", "epochs", "minibatch", "threads", "pool_size"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name.replace('_', '-')} must be >= 1")
-    for name in ("pool_frac", "pool_heuristic", "lam", "gamma"):
-        if not 0.0 <= getattr(args, name) <= 1.0:
-            p.error(f"--{name.replace('_', '-')} must be in [0, 1]")
-    for name in ("lr", "clip", "reward_scale", "minutes", "max_grad_norm"):
-        if not getattr(args, name) > 0:
-            p.error(f"--{name.replace('_', '-')} must be > 0")
-    if args.seed < 0 or args.kl_coef < 0 or args.ent_coef < 0 or args.value_warmup < 0:
-        p.error("--seed, --kl-coef, --ent-coef and --value-warmup must be >= 0")
+    """Usage errors the option types cannot see (``p.error``, exit 2); the run folder too."""
+    if args.ray is not None and not args.ray.strip():
+        p.error("--ray: give 'local' or a cluster's host:port")
+    problem = dir_problem(args.run)
+    if problem:
+        p.error(f"--run: {problem}")
     if args.resume and args.init is not None:
         p.error("give --resume or --init, not both")
     if args.prior_gain is not None and args.init is None:
@@ -278,7 +299,11 @@ def main(argv: list[str] | None = None) -> dict:
 
     try:
         if args.resume:
-            net, opt, counters, _ = load_run(args.run, make_opt)
+            net, opt, counters, _ = load_run(args.run, make_opt, counters=COUNTERS, method="ppo")
+            if counters["iteration"] >= args.iterations:
+                raise ValueError(
+                    f"{args.run} has run {counters['iteration']} iterations: raise --iterations"
+                )
         else:
             net = initial_net(args)
             opt = make_opt(net)
@@ -289,8 +314,8 @@ def main(argv: list[str] | None = None) -> dict:
                 raise ValueError("--kl-ref-gain: the --kl-ref network has no prior")
             ref.prior_gain.fill_(args.kl_ref_gain)  # frozen: no gradient to record
         pool_base = load_reference(args.init) if args.init is not None else None
-    except ValueError as exc:
-        p.error(str(exc))
+    except (OSError, ValueError) as exc:
+        fail(PROG, exc)
     pool: list[tuple[str, Agent]] = [("heuristic", HeuristicAgent())]
     if pool_base is not None:
         pool.append(("init", TorchAgent(pool_base, name="init")))
@@ -310,6 +335,8 @@ def main(argv: list[str] | None = None) -> dict:
             coll = RayRollouts(net, rules, pool, args, env_seed=env_seed, seed=coll_seed)
         except RayMissingError as exc:
             p.error(str(exc))
+        except (ValueError, ConnectionError, TimeoutError) as exc:
+            fail(PROG, f"--ray: {exc}")
     oracle_rows = get_obs_version(1).shape(True)[0] if net.config.oracle_critic else 0
     buf = Buffer(
         args.envs * args.steps, net.config.public_rows, oracle_rows, AUX_SIZE if net.config.aux else 0
@@ -322,14 +349,26 @@ def main(argv: list[str] | None = None) -> dict:
     columns = (TextColumn("ppo it {task.completed:.0f}"), BarColumn(), TextColumn("{task.fields[info]}"), TimeElapsedColumn())  # fmt: skip
     with Progress(*columns, disable=args.quiet) as bar:
         task = bar.add_task("ppo", total=args.iterations, completed=start_iter, info="")
-        while counters["iteration"] < args.iterations and time.time() - t_start < args.minutes * 60:
+        # at least one iteration: the budget is checked after each
+        while counters["iteration"] < args.iterations and (
+            not row or time.time() - t_start < args.minutes * 60
+        ):
             it = counters["iteration"]
             t0 = time.perf_counter()
-            coll.collect(args.steps, buf)
+            try:
+                coll.collect(args.steps, buf)
+            except RayUnavailableError as exc:
+                fail(PROG, exc)
             t1 = time.perf_counter()
             policy_on = it - start_iter >= args.value_warmup or args.resume
             stats = ppo_update(net, opt, buf, args, ref, policy_on, rng)
             t2 = time.perf_counter()
+            bad = sorted(k for k, v in stats.items() if not math.isfinite(v))
+            if bad:
+                if args.ray is not None:
+                    coll.close()
+                fail(PROG, f"iteration {it + 1}: {', '.join(bad)} not finite (the run diverged; "
+                           "try a smaller --lr): nothing of this iteration is saved")  # fmt: skip
             counters["iteration"] = it + 1
             counters["decisions"] += args.envs * args.steps
             counters["wall_clock_s"] = base_clock + time.time() - t_start
@@ -363,9 +402,9 @@ def main(argv: list[str] | None = None) -> dict:
                 meta.update(ev)
                 if ev["eval_points_per_hand"] > counters["best_eval"]:
                     counters["best_eval"] = ev["eval_points_per_hand"]
-                    save_run(args.run, net, opt, counters, meta, name="best")
-            log.write(counters["decisions"], **row)
-            save_run(args.run, net, opt, counters, meta)
+                    _save(args.run, net, opt, counters, meta, name="best")
+            _save(args.run, net, opt, counters, meta)
+            log.write(counters["decisions"], **row)  # once the iteration is saved
             info = f"{row['decisions_per_s']:.0f} dec/s kl_ref {stats.get('kl_ref', 0):.3f}"
             if "eval_points_per_hand" in row:
                 info += f" eval {row['eval_points_per_hand']:+.3f}"
@@ -377,5 +416,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
-    sys.exit(0)
+    sys.exit(run(lambda: main() and 0, PROG))

@@ -26,7 +26,13 @@ from typing import Any
 import numpy as np
 import torch
 from sichuan_env.agents.base import Agent
-from sichuan_env.agents.eval.distributed import init_ray, rss_mib, single_thread, worker_options
+from sichuan_env.agents.eval.distributed import (
+    RayUnavailableError,
+    init_ray,
+    rss_mib,
+    single_thread,
+    worker_options,
+)
 from sichuan_env.agents.nn.policy import AUX_SIZE, PolicyConfig, PolicyNet
 from sichuan_env.agents.nn.torch_agent import TorchAgent
 from sichuan_env.agents.rule_based.heuristic import HeuristicAgent
@@ -229,10 +235,20 @@ class RayRollouts:
         self._ray.get([w.set_pool.remote(spec) for w in self.workers])
 
     def collect(self, steps: int, buf: Buffer) -> None:
-        """Every worker plays ``steps`` steps with the learner's current weights; into ``buf``."""
+        """Every worker plays ``steps`` steps with the learner's current weights; into ``buf``.
+
+        Raises:
+            RayUnavailableError: a worker died (its env's hands are lost with it).
+        """
         weights = self._ray.put({k: v.detach() for k, v in self.net.state_dict().items()})
         refs = [w.collect.remote(weights, steps, self.net.training) for w in self.workers]
-        outs = self._ray.get(refs)
+        try:
+            outs = self._ray.get(refs)
+        except self._ray.exceptions.RayActorError as exc:
+            raise RayUnavailableError(
+                f"a Ray rollout worker died ({type(exc).__name__}): its hands cannot be "
+                "replayed; the run's files are those of the last iteration (--resume continues)"
+            ) from None
         buf.clear()
         for out in outs:  # in worker order: the same buffer whatever finished first
             extend_buffer(buf, out["buffer"])

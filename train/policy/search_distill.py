@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 from pathlib import Path
 
@@ -42,15 +43,27 @@ from sichuan_env.agents.nn.policy import PolicyNet
 from sichuan_env.agents.nn.torch_agent import load_network
 from sichuan_env.agents.registry import make_agent
 from sichuan_env.agents.search.rollout import MAX_CANDIDATES
-from sichuan_env.train.common import MetricLog, command_line, git_commit, load_run, save_run, setup
+from sichuan_env.train.common import (
+    BEST,
+    MetricLog,
+    command_line,
+    git_commit,
+    load_run,
+    save_run,
+    setup,
+)
 from sichuan_env.train.policy.bc import teacher_stream
-from sichuan_env.train.policy.search_labels import load_labels
+from sichuan_env.train.policy.search_labels import load_labels, read_label_meta
 
 from sichuan_env import RuleConfig
+from sichuan_env._cli import MAX_SEED, dir_problem, fail, float_arg, int_arg, run
 from sichuan_env.engine.actions import DISCARD, HU
 from sichuan_env.envs.vector import VectorEnv
 
 MARGINS = (0.2, 0.3, 0.5, 0.75, 1.0, 1.5)
+PROG = "sichuan_env.train.policy.search_distill"
+COUNTERS = {"epoch": int, "samples": int, "wall_clock_s": float, "best_val": BEST}
+"""The run's counters (``state.pt``) and their types."""
 
 
 def anchor_rows(decisions: int, seed: int, envs: int = 256) -> dict[str, np.ndarray]:
@@ -200,9 +213,7 @@ def val_loss(net: PolicyNet, val: dict, floor: float, batch: int = 4096) -> floa
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m sichuan_env.train.policy.search_distill``."""
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0], prog="sichuan_env.train.policy.search_distill"
-    )
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0], prog=PROG)
     p.add_argument(
         "--labels",
         type=Path,
@@ -212,24 +223,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--init", type=Path, help="a prior network checkpoint to start from")
     p.add_argument("--run", type=Path, required=True, help="output directory")
     p.add_argument("--resume", action="store_true", help="continue the run in --run")
-    p.add_argument("--epochs", type=int, default=12)
-    p.add_argument("--minutes", type=float, default=60.0, help="stop after this long")
-    p.add_argument("--batch", type=int, default=512)
-    p.add_argument("--lr", type=float, default=3e-4)
-    p.add_argument(
-        "--floor", type=float, default=1.0, help="non-candidates this far below (points)"
-    )
-    p.add_argument("--hinge-coef", type=float, default=1.0)
+    p.add_argument("--epochs", type=int_arg(1, 10**6), default=12)
+    p.add_argument("--minutes", type=float_arg(0, 10**6), default=60.0, help="stop after this long")
+    p.add_argument("--batch", type=int_arg(1, 1 << 20), default=512)
+    p.add_argument("--lr", type=float_arg(0, 1), default=3e-4)
+    p.add_argument("--floor", type=float_arg(0, 1000, include_lo=True), default=1.0,
+                   help="non-candidates this far below (points)")  # fmt: skip
+    p.add_argument("--hinge-coef", type=float_arg(0, 1000, include_lo=True), default=1.0)
     p.add_argument("--keep-head", action="store_true", help="keep --init's policy layer (default: zeroed, every predicted gain 0)")  # fmt: skip
-    p.add_argument("--anchor-decisions", type=int, default=300_000, help="self-play decisions scanned for claim/setup rows")  # fmt: skip
-    p.add_argument(
-        "--val-mod", type=int, default=10, help="hands with index %% MOD == 0 are held out"
-    )
-    p.add_argument("--margins", type=float, nargs="+", default=list(MARGINS), help="prior gains (points) to choose from")  # fmt: skip
-    p.add_argument("--select-walls", type=int, default=2500, help="duplicate walls per margin (0: choose by the held-out estimate)")  # fmt: skip
-    p.add_argument("--select-seed", type=int, default=100)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--anchor-decisions", type=int_arg(1, 10**8), default=300_000, help="self-play decisions scanned for claim/setup rows")  # fmt: skip
+    p.add_argument("--val-mod", type=int_arg(2, 10**6), default=10,
+                   help="hands with index %% MOD == 0 are held out")  # fmt: skip
+    p.add_argument("--margins", type=float_arg(0, 1000, include_lo=True), nargs="+", default=list(MARGINS), help="prior gains (points) to choose from")  # fmt: skip
+    p.add_argument("--select-walls", type=int_arg(0, 100_000), default=2500, help="duplicate walls per margin (0: choose by the held-out estimate)")  # fmt: skip
+    p.add_argument("--select-seed", type=int_arg(0, MAX_SEED), default=100)
+    p.add_argument("--threads", type=int_arg(1, 1024), default=2)
+    p.add_argument("--seed", type=int_arg(0, MAX_SEED), default=0)
     return p
 
 
@@ -237,28 +246,23 @@ def main(argv: list[str] | None = None) -> dict:
     """Fit, pick the margin on held-out hands, save ``RUN/distilled.pt``; returns the report."""
     p = build_parser()
     args = p.parse_args(argv)
-    for name in ("epochs", "batch", "anchor_decisions", "threads"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name.replace('_', '-')} must be >= 1")
-    if not 0 <= args.select_walls <= 100_000 or args.select_seed < 0:
-        p.error("--select-walls must be in 0..100000 and --select-seed >= 0")
-    if args.val_mod < 2 or args.seed < 0 or not args.lr > 0 or not args.minutes > 0:
-        p.error("--val-mod must be >= 2, --seed >= 0, --lr and --minutes > 0")
-    if not all(math.isfinite(v) and v >= 0 for v in (args.floor, args.hinge_coef, *args.margins)):
-        p.error("--floor, --hinge-coef and --margins must be finite and >= 0")
-    if not (math.isfinite(args.lr) and math.isfinite(args.minutes)):
-        p.error("--lr and --minutes must be finite")
     if (args.init is None) == (not args.resume):
         p.error("give --init to start a run or --resume to continue one (not both)")
-    meta_path = args.labels / "meta.json"
+    problem = dir_problem(args.run)
+    if problem:
+        p.error(f"--run: {problem}")
     try:
         rows = load_labels(args.labels)
-        label_meta = json.loads(meta_path.read_text())
-        p_label = float(label_meta["settings"]["p_label"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        p.error(f"--labels: {exc}")
-    if not 0 < p_label <= 1:
-        p.error(f"--labels: p_label {p_label} in {meta_path} is not in (0, 1]")
+        label_meta = read_label_meta(args.labels)
+    except (OSError, ValueError) as exc:
+        fail(PROG, f"--labels: {exc}")
+    p_label = float(label_meta["settings"]["p_label"])
+    is_val = rows["hand"] % args.val_mod == 0
+    if not is_val.any():
+        fail(PROG, f"--labels: no held-out rows: none of the {len(np.unique(rows['hand']))} "
+                   f"hands has an index divisible by --val-mod {args.val_mod}")  # fmt: skip
+    if is_val.all():
+        fail(PROG, f"--labels: every row is held out (--val-mod {args.val_mod}): none to train on")
     setup(args.threads, args.seed)
 
     def make_opt(net: PolicyNet) -> torch.optim.Optimizer:
@@ -269,23 +273,24 @@ def main(argv: list[str] | None = None) -> dict:
     init = str(args.init)
     if args.resume:
         try:
-            net, opt, counters, doc = load_run(args.run, make_opt)
+            net, opt, counters, doc = load_run(
+                args.run, make_opt, counters=COUNTERS, method="search_distill"
+            )
         except (OSError, ValueError) as exc:
-            p.error(f"--resume: {exc}")
+            fail(PROG, f"--resume: {exc}")
         for name, now in (("labels", str(args.labels)), ("val_mod", args.val_mod)):
             if doc.get(name) != now:
                 p.error(f"--resume: the run used {name} {doc.get(name)!r}, not {now!r}")
         init = str(doc.get("init"))
-        if not (isinstance(counters, dict) and all(isinstance(counters.get(k), (int, float))
-                for k in ("epoch", "samples", "wall_clock_s", "best_val"))):  # fmt: skip
-            p.error(f"--resume: {args.run / 'state.pt'} holds no valid counters")
+        if counters["epoch"] >= args.epochs:
+            fail(PROG, f"--resume: {args.run} has run {counters['epoch']} epochs: raise --epochs")
     else:
         try:
             net, _ = load_network(args.init)
         except (OSError, ValueError) as exc:
-            p.error(f"--init: {exc}")
+            fail(PROG, f"--init: {exc}")
         if not net.config.prior:
-            p.error("--init must be a prior network (sichuan_env.train.policy.bc --prior)")
+            fail(PROG, "--init must be a prior network (sichuan_env.train.policy.bc --prior)")
         if not args.keep_head:
             with torch.no_grad():
                 net.policy.weight.zero_()
@@ -293,14 +298,15 @@ def main(argv: list[str] | None = None) -> dict:
         net.train()
         opt = make_opt(net)
         counters = {"epoch": 0, "samples": 0, "wall_clock_s": 0.0, "best_val": float("inf")}
-    args.run.mkdir(parents=True, exist_ok=True)
-    is_val = rows["hand"] % args.val_mod == 0
     train_rows = {k: v[~is_val] for k, v in rows.items()}
     anchor = anchor_rows(args.anchor_decisions, args.seed + 17)
     train_rows = {k: np.concatenate([train_rows[k], anchor[k]]) for k in train_rows}
-    train = prepare(train_rows, net)
-    val = prepare({k: v[is_val] for k, v in rows.items()}, net)
-    log = MetricLog(args.run / "metrics.jsonl")
+    try:
+        train = prepare(train_rows, net)
+        val = prepare({k: v[is_val] for k, v in rows.items()}, net)
+    except ValueError as exc:
+        fail(PROG, f"--labels: {exc}")
+    log: MetricLog | None = None  # opened once an epoch is saved: a failed run writes nothing
     meta = {"rules": RuleConfig().to_dict(), "method": "search_distill", "init": init,
             "labels": str(args.labels), "val_mod": args.val_mod, "label_settings": label_meta["settings"],
             "label_rows": len(rows["hand"]), "command": command_line("sichuan_env.train.policy.search_distill"),
@@ -309,7 +315,9 @@ def main(argv: list[str] | None = None) -> dict:
     t0, base_clock = time.time(), counters["wall_clock_s"]
     from rich.progress import track
 
-    while counters["epoch"] < args.epochs and time.time() - t0 < args.minutes * 60:
+    first = True  # at least one epoch: the budget is checked after each
+    while counters["epoch"] < args.epochs and (first or time.time() - t0 < args.minutes * 60):
+        first = False
         order = rng.permutation(len(train["obs"]))
         regs, hinges = [], []
         steps = range(0, len(order), args.batch)
@@ -328,19 +336,51 @@ def main(argv: list[str] | None = None) -> dict:
         vl = val_loss(net, val, args.floor)
         table = margin_table(net, val, p_label, args.margins)
         net.train()
-        best = max(table, key=lambda r: r["gain_per_hand"])
+        if not all(map(math.isfinite, (*regs, *hinges, vl))):
+            fail(PROG, f"epoch {counters['epoch']}: the loss is not finite (the run diverged; "
+                       "try a smaller --lr): nothing of this epoch is saved")  # fmt: skip
+        best = _best(table, "gain_per_hand")
         row = {"epoch": counters["epoch"], "train_reg": float(np.mean(regs)),
                "train_hinge": float(np.mean(hinges)), "val_reg": vl,
                "best_margin": best["margin"], "val_gain_per_hand": best["gain_per_hand"],
                "val_ci95": best["ci95"], "wall_clock_s": counters["wall_clock_s"]}  # fmt: skip
-        log.write(counters["samples"], **row)
-        print(json.dumps(row))
         meta.update(wall_clock_s=counters["wall_clock_s"], epoch=counters["epoch"])
-        save_run(args.run, net, opt, counters, meta)
+        _save(args.run, net, opt, counters, meta)
         if vl < counters["best_val"]:
             counters["best_val"] = vl
-            save_run(args.run, net, opt, counters, meta, name="best")
+            _save(args.run, net, opt, counters, meta, name="best")
+        if log is None:
+            log = MetricLog(args.run / "metrics.jsonl")
+        log.write(counters["samples"], **row)
+        print(json.dumps(row))
+    if log is not None:
+        log.close()
     return finish(args, val, p_label, meta)
+
+
+def _best(table: list[dict], key: str) -> dict:
+    """The row of ``table`` with the largest ``key``; every value must be finite.
+
+    Raises:
+        SystemExit: a NaN or infinite estimate (``fail``: status 1): no margin is chosen from it.
+    """
+    bad = [r["margin"] for r in table if not math.isfinite(r[key])]
+    if bad:
+        fail(PROG, f"the {key} of margins {bad} is not finite: no margin can be chosen")
+    return max(table, key=lambda r: r[key])
+
+
+def _save(
+    run_dir: Path, net: PolicyNet, opt, counters: dict, meta: dict, name: str = "last"
+) -> None:
+    """``save_run``; non-finite weights or optimizer state end the run (exit 1), files untouched."""
+    try:
+        save_run(run_dir, net, opt, counters, meta, name)
+    except ValueError as exc:
+        fail(
+            PROG,
+            f"{exc} (the run diverged; try a smaller --lr); {run_dir} keeps its last good files",
+        )
 
 
 def finish(args: argparse.Namespace, val: dict, p_label: float, meta: dict) -> dict:
@@ -366,7 +406,7 @@ def finish(args: argparse.Namespace, val: dict, p_label: float, meta: dict) -> d
             with torch.no_grad():
                 net.prior_gain.fill_(r["margin"])
             r.update(evaluate_vs_heuristic(net, args.select_walls, RuleConfig(), args.select_seed))
-    best = max(table, key=lambda r: r[key])
+    best = _best(table, key)
     with torch.no_grad():
         net.prior_gain.fill_(best["margin"])
     meta = dict(meta, margin=best["margin"], selection=best, epoch=doc.get("epoch"),
@@ -391,4 +431,4 @@ def finish(args: argparse.Namespace, val: dict, p_label: float, meta: dict) -> d
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run(lambda: main() and 0, PROG))

@@ -35,23 +35,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
-import zipfile
-import zlib
 from pathlib import Path
 
 import numba
 import numpy as np
+from sichuan_env.agents.eval.metrics import paired_stats
 from sichuan_env.agents.rule_based.fused import style_action
-from sichuan_env.agents.search.rollout import (
-    MAX_CANDIDATES,
-    candidates,
-    evaluate_candidates,
-    paired_stats,
-)
+from sichuan_env.agents.search.rollout import MAX_CANDIDATES, candidates, evaluate_candidates
 
 from sichuan_env import RuleConfig
+from sichuan_env._cli import dir_problem, fail, float_arg, int_arg, run
 from sichuan_env._jit import njit
+from sichuan_env._npz import Spec, safe_load_npz
 from sichuan_env.engine.deal import deal_seed, splitmix64
 from sichuan_env.engine.state import PH_OVER, PH_TURN, STATE_DTYPE
 from sichuan_env.engine.step import apply
@@ -60,6 +57,7 @@ from sichuan_env.kernels.tables import get_tables
 ROWS_PER_HAND = 128
 """At most this many labelled decisions are kept per hand (``label_hands`` reports hands that reach it)."""
 FIELDS = ("obs", "mask", "cands", "gain", "se", "base", "hand", "seat")
+PROG = "sichuan_env.train.policy.search_labels"
 
 
 def seed_of(seed: int, hand: int) -> int:
@@ -170,15 +168,48 @@ def label_hands(
     return rows
 
 
+SHARD = {
+    "obs": Spec(("n", 83, 27), "uint8"),
+    "mask": Spec(("n", 88), "int8"),
+    "cands": Spec(("n", MAX_CANDIDATES), "int16"),
+    "gain": Spec(("n", MAX_CANDIDATES), "float32"),
+    "se": Spec(("n", MAX_CANDIDATES), "float32"),
+    "base": Spec(("n",), "int8"),
+    "hand": Spec(("n",), "int64"),
+    "seat": Spec(("n",), "int8"),
+}
+"""A label shard's arrays (``sichuan_env._npz``: checked before any data is read)."""
+MAX_SHARD_BYTES = 4096 * ROWS_PER_HAND * 3000
+"""Bytes a shard's arrays may hold (``--shard-hands`` 4096 at the row cap)."""
+MAX_META_BYTES = 1 << 16
+"""Bytes ``meta.json`` may take."""
+
+
 def _read_shard(f: Path) -> dict[str, np.ndarray]:
+    return safe_load_npz(f, SHARD, max_bytes=MAX_SHARD_BYTES, what="label shard")
+
+
+def read_label_meta(path: str | os.PathLike) -> dict:
+    """A label directory's ``meta.json``, bounded and checked (``settings.p_label`` in (0, 1]).
+
+    Raises:
+        ValueError: missing, too large, not UTF-8 JSON, nested too deeply, or without
+            a ``settings`` object whose ``p_label`` is a number in (0, 1].
+    """
+    f = Path(path) / "meta.json"
     try:
-        with np.load(f, allow_pickle=False) as z:
-            missing = [k for k in FIELDS if k not in z.files]
-            if missing:
-                raise ValueError(f"{f}: fields {missing} missing")
-            return {k: z[k] for k in FIELDS}
-    except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
-        raise ValueError(f"{f}: not a readable label shard ({exc})") from None
+        if f.stat().st_size > MAX_META_BYTES:
+            raise ValueError(f"{f} is larger than {MAX_META_BYTES} bytes")
+        meta = json.loads(f.read_bytes().decode("utf-8"))
+    except RecursionError:
+        raise ValueError(f"{f} is nested too deeply") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{f} cannot be read: {exc}") from None
+    settings = meta.get("settings") if isinstance(meta, dict) else None
+    p_label = settings.get("p_label") if isinstance(settings, dict) else None
+    if isinstance(p_label, bool) or not isinstance(p_label, (int, float)) or not 0 < p_label <= 1:
+        raise ValueError(f"{f}: settings.p_label must be a number in (0, 1], got {p_label!r}")
+    return meta
 
 
 def load_labels(path: str | os.PathLike) -> dict[str, np.ndarray]:
@@ -192,11 +223,14 @@ def load_labels(path: str | os.PathLike) -> dict[str, np.ndarray]:
         raise ValueError(f"no label shards (shard-*.npz) in {path}")
     parts: dict[str, list[np.ndarray]] = {k: [] for k in FIELDS}
     for f in files:
-        for k, v in _read_shard(f).items():
+        shard = _read_shard(f)  # shapes and dtypes checked: the shards concatenate
+        try:
+            check_labels(shard)
+        except ValueError as exc:
+            raise ValueError(f"{f}: {exc}") from None
+        for k, v in shard.items():
             parts[k].append(v)
-    rows = {k: np.concatenate(v) for k, v in parts.items()}
-    check_labels(rows)
-    return rows
+    return {k: np.concatenate(v) for k, v in parts.items()}
 
 
 def check_labels(rows: dict[str, np.ndarray]) -> None:
@@ -236,34 +270,31 @@ def check_labels(rows: dict[str, np.ndarray]) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m sichuan_env.train.policy.search_labels``."""
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0], prog="sichuan_env.train.policy.search_labels"
-    )
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0], prog=PROG)
     p.add_argument("--out", required=True, help="directory of the shards")
-    p.add_argument("--hands", type=int, default=20000, help="hands to play (default 20000)")
-    p.add_argument("--shard-hands", type=int, default=128, help="hands per shard (128)")
-    p.add_argument("--samples", type=int, default=16, help="determinizations per decision (16)")
-    p.add_argument("--draws", type=int, default=8, help="draws per determinization (8)")
-    p.add_argument("--gap", type=int, default=1, help="candidates within GAP shanten (1)")
-    p.add_argument("--p-label", type=float, default=0.35, help="share of own turns labelled")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=2, help="numba threads")
+    p.add_argument("--hands", type=int_arg(1, 10**8), default=20000, help="hands to play (default 20000)")  # fmt: skip
+    p.add_argument(
+        "--shard-hands", type=int_arg(1, 4096), default=128, help="hands per shard (128)"
+    )
+    p.add_argument("--samples", type=int_arg(2, 4096), default=16, help="determinizations per decision (16)")  # fmt: skip
+    p.add_argument("--draws", type=int_arg(1, 256), default=8, help="draws per determinization (8)")
+    p.add_argument(
+        "--gap", type=int_arg(-1, 14), default=1, help="candidates within GAP shanten (1)"
+    )
+    p.add_argument("--p-label", type=float_arg(0, 1), default=0.35, help="share of own turns labelled")  # fmt: skip
+    p.add_argument("--seed", type=int_arg(0, 2**31 - 1), default=0)
+    p.add_argument("--threads", type=int_arg(1, 256), default=2, help="numba threads")
     p.add_argument("--resume", action="store_true", help="keep existing shards, make the rest")
     return p
 
 
 def main(argv: list[str] | None = None) -> dict:
     """Write the label shards; returns the settings and row counts."""
-    args = build_parser().parse_args(argv)
     p = build_parser()
-    for name, lo, hi in (
-        ("hands", 1, 10**8), ("shard_hands", 1, 4096), ("samples", 2, 4096),
-        ("draws", 1, 256), ("gap", -1, 14), ("threads", 1, 256), ("seed", 0, 2**31 - 1),
-    ):  # fmt: skip
-        if not lo <= getattr(args, name) <= hi:
-            p.error(f"--{name.replace('_', '-')} must be in {lo}..{hi}")
-    if not 0.0 < args.p_label <= 1.0:
-        p.error("--p-label must be in (0, 1]")
+    args = p.parse_args(argv)
+    problem = dir_problem(Path(args.out))
+    if problem:
+        p.error(f"--out: {problem}")
     from rich.progress import track
     from sichuan_env.train.common import git_commit
 
@@ -277,12 +308,11 @@ def main(argv: list[str] | None = None) -> dict:
         if not args.resume:
             p.error(f"{out} holds labels already: pass --resume to extend them")
         try:
-            old = json.loads(meta_path.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            p.error(f"{meta_path} cannot be read: {exc}")
-        if not isinstance(old, dict) or old.get("settings") != settings:
-            got = old.get("settings") if isinstance(old, dict) else old
-            p.error(f"{out} was made with other settings: {got}")
+            old = read_label_meta(out)
+        except ValueError as exc:
+            fail(PROG, exc)
+        if old.get("settings") != settings:
+            fail(PROG, f"{out} was made with other settings: {str(old.get('settings'))[:300]}")
         old_hands = old.get("hands")
         if isinstance(old_hands, int) and old_hands % args.shard_hands and args.hands > old_hands:
             # the last shard of the shorter run is partial: make it again, whole
@@ -312,4 +342,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run(lambda: main() and 0, PROG))

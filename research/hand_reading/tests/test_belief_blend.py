@@ -8,11 +8,12 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("pyarrow")
 
-import sichuan_env.train.belief.report as belief_report
+import sichuan_env.train.belief.report as library_report
 from sichuan_env.train.data.make_dataset import generate
 
 import research.hand_reading.blend as belief_blend
 import research.hand_reading.filter_eval as belief_filter_eval
+import research.hand_reading.report as belief_report
 
 
 @pytest.fixture(scope="module")
@@ -46,29 +47,6 @@ def test_the_fit_follows_the_informative_predictor():
         belief_blend.fit({"labels": data["labels"], "preds": {h: {"model": pm} for h in coef}})
     with pytest.raises(ValueError, match="differ"):
         belief_blend.design(pm, pf[:-1])
-
-
-def test_compare_is_paired_over_hands():
-    rng = np.random.default_rng(1)
-    n = 4000
-    y = rng.uniform(size=n) < 0.3
-    good = np.where(y, 0.7, 0.3) + rng.normal(0, 0.2, n)
-    bad = rng.uniform(size=n)
-    data = {"labels": {}, "preds": {}, "groups": {}}
-    for h in belief_blend.HEADS:
-        data["labels"][h] = y
-        data["preds"][h] = {"good": good, "bad": bad}
-        data["groups"][h] = np.arange(n) // 40  # 100 hands
-    data["preds"]["tenpai"]["copy"] = good.copy()
-    diff = belief_blend.compare(data, "good", "bad", boot=50)
-    for h in belief_blend.HEADS:
-        assert 0 < diff[h]["lo"] <= diff[h]["diff"] <= diff[h]["hi"] and diff[h]["hands"] == 100
-    with pytest.raises(ValueError, match="two different"):
-        belief_blend.compare(data, "good", "good")
-    with pytest.raises(ValueError, match="boot"):
-        belief_blend.compare(data, "good", "bad", boot=0)
-    with pytest.raises(ValueError, match="no predictor"):
-        belief_blend.compare(data, "good", "other")
 
 
 @pytest.mark.parametrize(
@@ -143,10 +121,24 @@ def test_filter_blend_and_report_end_to_end(data, tmp_path, capsys):
         assert c["hands"] == 3 and c["boot"] > 100 and c["lo"] <= c["hi"]
     for h in belief_blend.HEADS:
         assert {"model", "filter", "model+filter"} <= set(rep["heads"][h])
+    assert rep["filter"] == {"cache": [str(cache)]}
     assert "model+filter" in capsys.readouterr().out
-    with pytest.raises(SystemExit) as exc:
-        belief_report.main(["belief", "--data", str(data), "--games", "3", "--blend", str(blend)])
-    assert exc.value.code == 2
+    # the library report scores the same files without research: the same numbers
+    lib = tmp_path / "library.json"
+    assert library_report.main(["belief", "--data", str(data), "--games", "3", "--threads", "1",
+                                "--predictions", f"filter={cache}", "--json", str(lib),
+                                "--compare", "filter", "model"]) == 0  # fmt: skip
+    got = json.loads(lib.read_text())
+    for h in belief_blend.HEADS:
+        assert got["heads"][h]["filter"] == rep["heads"][h]["filter"]
+        assert got["heads"][h]["model"] == rep["heads"][h]["model"]
+        assert "model+filter" not in got["heads"][h]
+    refused = (["--games", "3", "--blend", str(blend)],  # a blend without the reader
+               ["--filter-cache", str(cache)])  # the reader without --games  # fmt: skip
+    for argv in refused:
+        with pytest.raises(SystemExit) as exc:
+            belief_report.main(["belief", "--data", str(data), *argv])
+        assert exc.value.code == 2
 
 
 def test_filter_cli_rejects_bad_settings(data, capsys):

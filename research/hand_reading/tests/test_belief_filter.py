@@ -199,7 +199,7 @@ def test_prediction_file_roundtrip(tmp_path):
     [(["--filter"], "--filter needs --games"), (["--games", "0"], "--games must be >= 1")],
 )
 def test_report_cli_asks_for_games_before_filtering(tmp_path, capsys, extra, message):
-    import sichuan_env.train.belief.report as belief_report
+    import research.hand_reading.report as belief_report
 
     with pytest.raises(SystemExit) as exc:
         belief_report.main(["none", "--data", str(tmp_path), *extra])

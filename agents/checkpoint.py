@@ -1,0 +1,441 @@
+"""Checkpoint files, written and read in one place: policy, belief and training-run checkpoints.
+
+A checkpoint is two files side by side::
+
+    run/best.pt     the network's state_dict (torch.save; read with weights_only=True)
+    run/best.json   {"format", "arch", "obs_version", "rules", "command", "commit",
+                     "wall_clock_s", "created", "sha256", ...}
+
+A ``Kind`` says what one sort of checkpoint holds: its ``format`` string, the
+JSON keys it requires, how its ``arch`` object becomes a (bounded, validated)
+config and how a config becomes a network. ``sichuan_env.agents.nn.torch_agent``
+(``TorchAgent``) and ``sichuan_env.agents.belief.model`` (``BeliefModel``)
+each declare their kind and read and write through ``save`` / ``load`` here,
+as do the training scripts (``sichuan_env.train.common``).
+
+Nothing read from disk is trusted, and nothing costly happens before the
+cheap checks pass, in this order:
+
+1. the JSON: bounded size and nesting depth, every required key of its type,
+   the format, the architecture (``Kind.config`` bounds hidden sizes and layer
+   counts);
+2. the architecture's tensors, from a network built on the ``meta`` device
+   (no memory, no initialisation): their count is bounded (``MAX_PARAMETERS``);
+3. the weights file: bounded size, and ``sha256`` must be ``digest``, the
+   SHA-256 of the weights file *and* the canonical JSON (every key but
+   ``sha256``), so a config edited after the fact does not load;
+4. ``torch.load(weights_only=True)``, then every tensor: a name of the
+   architecture, dense (strided), on the CPU, contiguous, of the expected
+   floating dtype and shape, finite;
+5. only then is the network built and the tensors loaded into it.
+
+Every problem is a ``ValueError`` naming the file. ``save`` refuses
+non-finite tensors, so a diverged run never replaces a good checkpoint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+SHIPPED_DIR = Path(__file__).resolve().parent / "checkpoints"
+"""Where shipped checkpoints live (``<name>.pt`` + ``<name>.json``)."""
+MAX_JSON_BYTES = 1 << 20
+"""Bytes a checkpoint's JSON may take."""
+MAX_JSON_DEPTH = 16
+"""Nesting depth a checkpoint's JSON may reach (metrics nest two or three levels)."""
+MAX_WEIGHTS_BYTES = 256 << 20
+"""Bytes a weights file may take."""
+MAX_PARAMETERS = MAX_WEIGHTS_BYTES // 2
+"""Values an architecture may hold (float16 weights of ``MAX_WEIGHTS_BYTES``)."""
+MAX_TENSORS = 4096
+"""Tensors a state_dict may hold."""
+HASH_TAG = b"\0sichuan-checkpoint-config\0"
+"""Separates the weights' bytes from the JSON's in ``digest``."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One sort of checkpoint.
+
+    Attributes:
+        format: the JSON's ``format`` value.
+        required: keys every JSON of this kind holds, with their JSON types.
+        config: ``arch`` object -> config (raises ``ValueError`` on unknown, missing or
+            out-of-range fields); the config has an ``obs_version``.
+        build: config -> network (in float32).
+        weight_dtypes: names allowed in the JSON's ``weights_dtype`` (then a required
+            key) -> the dtype the tensors are stored in; None: the network's own dtypes.
+    """
+
+    format: str
+    required: Mapping[str, Any]
+    config: Callable[[object], Any]
+    build: Callable[[Any], nn.Module]
+    weight_dtypes: Mapping[str, torch.dtype] | None = field(default=None)
+
+
+def config_path(weights: str | os.PathLike) -> Path:
+    """The JSON next to a ``.pt`` file."""
+    return Path(weights).with_suffix(".json")
+
+
+def resolve(spec: str | os.PathLike) -> Path:
+    """A shipped checkpoint's name (``"ppo"``) or a path, as the ``.pt`` path.
+
+    Raises:
+        ValueError: a name that is not shipped.
+    """
+    path = Path(spec)
+    if isinstance(spec, str) and path.suffix != ".pt" and os.sep not in spec:
+        path = SHIPPED_DIR / f"{spec}.pt"
+        if not path.is_file():
+            shipped = sorted(p.stem for p in SHIPPED_DIR.glob("*.pt"))
+            raise ValueError(f"no shipped checkpoint {spec!r}; shipped: {shipped}")
+    return path
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file's bytes (hex)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def canonical(doc: Mapping[str, Any]) -> bytes:
+    """The JSON ``doc`` without ``sha256``, as hashed (sorted keys, no spaces).
+
+    Raises:
+        ValueError: a value JSON cannot hold.
+    """
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    try:
+        return json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"checkpoint metadata is not JSON-serialisable: {exc}") from None
+
+
+def digest(weights: str | os.PathLike, doc: Mapping[str, Any]) -> str:
+    """The ``sha256`` a checkpoint's JSON records: of the weights file and the JSON (hex).
+
+    SHA-256 over the weights file's bytes, ``HASH_TAG``, then ``canonical(doc)``.
+    """
+    h = hashlib.sha256()
+    with open(weights, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    h.update(HASH_TAG)
+    h.update(canonical(doc))
+    return h.hexdigest()
+
+
+def _depth(value: object) -> int:
+    """The nesting depth of a parsed JSON value (iterative: no recursion limit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            deepest = max(deepest, d)
+            stack.extend((x, d + 1) for x in v.values())
+        elif isinstance(v, list):
+            deepest = max(deepest, d)
+            stack.extend((x, d + 1) for x in v)
+    return deepest
+
+
+def read_json(path: str | os.PathLike, what: str = "checkpoint config") -> dict[str, Any]:
+    """A bounded JSON object from disk (size, depth), not yet checked key by key.
+
+    Raises:
+        ValueError: missing, not a file, too large, not UTF-8 JSON, too deep, not an object.
+    """
+    cfg = Path(path)
+    if not cfg.is_file():
+        raise ValueError(f"{what} {str(cfg)!r} is missing")
+    if cfg.stat().st_size > MAX_JSON_BYTES:
+        raise ValueError(f"{what} {str(cfg)!r} is larger than {MAX_JSON_BYTES} bytes")
+    try:
+        doc = json.loads(cfg.read_bytes().decode("utf-8"))
+    except RecursionError:
+        raise ValueError(f"{what} {str(cfg)!r} is nested too deeply") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{what} {str(cfg)!r} is not valid JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{what} {str(cfg)!r} must be a JSON object")
+    if _depth(doc) > MAX_JSON_DEPTH:
+        raise ValueError(f"{what} {str(cfg)!r} is nested deeper than {MAX_JSON_DEPTH} levels")
+    return doc
+
+
+def read_config(path: str | os.PathLike, kind: Kind) -> dict[str, Any]:
+    """The validated JSON of checkpoint ``path`` (the ``.pt`` or the ``.json``).
+
+    Raises:
+        ValueError: see ``read_json``; a missing or mistyped key, another format, a bad
+            ``sha256`` field, an unknown ``weights_dtype``, an invalid or oversized
+            architecture, or an ``obs_version`` that differs from the architecture's.
+    """
+    cfg = config_path(path)
+    doc = read_json(cfg)
+    for key, typ in kind.required.items():
+        if key not in doc:
+            raise ValueError(f"checkpoint config {str(cfg)!r} misses the key {key!r}")
+        v = doc[key]
+        if isinstance(v, bool) or not isinstance(v, typ):
+            shown = repr(v) if len(repr(v)) < 80 else f"{type(v).__name__} {repr(v)[:60]}..."
+            raise ValueError(f"checkpoint config key {key!r} has the wrong type: {shown}")
+    if doc["format"] != kind.format:
+        raise ValueError(f"checkpoint format {str(doc['format'])[:80]!r} is not {kind.format!r}")
+    sha = doc["sha256"]
+    if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+        raise ValueError(f"checkpoint config {str(cfg)!r}: sha256 is not 64 hex digits")
+    if kind.weight_dtypes is not None:
+        wd = doc.get("weights_dtype")
+        if not isinstance(wd, str) or wd not in kind.weight_dtypes:
+            raise ValueError(
+                f"checkpoint weights_dtype {str(wd)[:40]!r} is not one of {sorted(kind.weight_dtypes)}"
+            )
+    try:
+        arch = kind.config(doc["arch"])
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"checkpoint config {str(cfg)!r}: bad architecture: {exc}") from None
+    if arch.obs_version != doc["obs_version"]:
+        raise ValueError("checkpoint config: obs_version differs from the architecture's")
+    return doc
+
+
+def expected_tensors(
+    build: Callable[[], nn.Module], dtype: torch.dtype | None = None
+) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+    """``{name: (shape, dtype)}`` of the network ``build()`` makes, built on the meta device.
+
+    Nothing is allocated or initialised, however large the architecture. ``dtype``
+    replaces the floating tensors' dtype (weights stored in float16).
+
+    Raises:
+        ValueError: more than ``MAX_PARAMETERS`` values or ``MAX_TENSORS`` tensors.
+    """
+    with torch.device("meta"):
+        net = build()
+    out = {
+        k: (tuple(v.shape), dtype if dtype is not None and v.is_floating_point() else v.dtype)
+        for k, v in net.state_dict().items()
+    }
+    values = sum(math.prod(s) for s, _ in out.values())
+    if values > MAX_PARAMETERS or len(out) > MAX_TENSORS:
+        raise ValueError(
+            f"the architecture holds {values} values in {len(out)} tensors "
+            f"(at most {MAX_PARAMETERS} in {MAX_TENSORS})"
+        )
+    return out
+
+
+def check_tensors(
+    state: object, expected: Mapping[str, tuple[tuple[int, ...], torch.dtype]], what: str
+) -> None:
+    """Raise ``ValueError`` unless ``state`` holds exactly the ``expected`` tensors, usable.
+
+    Each must be a dense (strided), contiguous CPU tensor of the expected dtype and shape,
+    a floating one, with finite values. Sparse, quantized or ``meta`` tensors, integer
+    tensors and anything else are refused before any arithmetic touches them.
+    """
+    if not isinstance(state, dict):
+        raise ValueError(f"{what}: expected a state_dict, got {type(state).__name__}")
+    if len(state) > MAX_TENSORS:
+        raise ValueError(f"{what}: more than {MAX_TENSORS} entries")
+    missing = sorted(set(expected) - set(state))
+    extra = sorted(str(k)[:60] for k in set(state) - set(expected))
+    if missing or extra:
+        raise ValueError(f"{what}: tensors missing {missing[:5]}, unexpected {extra[:5]}")
+    for key, (shape, dtype) in expected.items():
+        t = state[key]
+        if not isinstance(t, torch.Tensor):
+            raise ValueError(f"{what}: {key!r} is a {type(t).__name__}, not a tensor")
+        if t.layout != torch.strided or t.is_quantized or t.device.type != "cpu":
+            raise ValueError(
+                f"{what}: tensor {key!r} is not a dense CPU tensor ({t.layout}, {t.device})"
+            )
+        if t.dtype != dtype or not t.is_floating_point():
+            raise ValueError(f"{what}: tensor {key!r} should be {dtype}, got {t.dtype}")
+        if tuple(t.shape) != shape:
+            raise ValueError(f"{what}: tensor {key!r} should be {shape}, got {tuple(t.shape)}")
+        if not t.is_contiguous():
+            raise ValueError(f"{what}: tensor {key!r} is not contiguous")
+        if not bool(torch.isfinite(t).all()):
+            raise ValueError(f"{what}: tensor {key!r} has non-finite values")
+
+
+def check_finite_module(net: nn.Module, what: str) -> None:
+    """Raise ``ValueError`` if any floating tensor of ``net``'s state_dict is not finite."""
+    for key, t in net.state_dict().items():
+        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+            raise ValueError(f"{what}: tensor {key!r} has non-finite values")
+
+
+def read_weights(path: str | os.PathLike, doc: Mapping[str, Any], kind: Kind) -> dict:
+    """The checked tensors of checkpoint ``path`` whose validated JSON is ``doc``.
+
+    Raises:
+        ValueError: an oversized architecture, a weights file that is missing, too large,
+            not what ``sha256`` hashed, unreadable by
+            ``torch.load(weights_only=True)``, or with tensors that do not fit.
+    """
+    path = Path(path)
+    cfg = kind.config(doc["arch"])
+    dtype = kind.weight_dtypes[doc["weights_dtype"]] if kind.weight_dtypes is not None else None
+    expected = expected_tensors(lambda: kind.build(cfg), dtype)
+    if not path.is_file():
+        raise ValueError(f"checkpoint weights {str(path)!r} are missing")
+    size = path.stat().st_size
+    if size > MAX_WEIGHTS_BYTES:
+        raise ValueError(f"checkpoint weights {str(path)!r} are larger than {MAX_WEIGHTS_BYTES}")
+    if digest(path, doc) != doc["sha256"]:
+        raise ValueError(
+            f"checkpoint weights {str(path)!r} do not match the sha256 of their config, "
+            "which hashes the weights and the config (one was altered, or the checkpoint "
+            "predates hashed configs: see tests/data/rehash_checkpoints.py)"
+        )
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001  (torch raises many kinds for a damaged file)
+        text = " ".join(str(exc).split())[:200]
+        raise ValueError(f"checkpoint weights {str(path)!r} cannot be read: {text}") from None
+    check_tensors(state, expected, str(path))
+    return state
+
+
+def load(path: str | os.PathLike, kind: Kind) -> tuple[nn.Module, dict[str, Any]]:
+    """``(network in eval mode, config)`` of checkpoint ``path`` (a shipped name or a path).
+
+    The network holds the stored dtype (float16 weights stay float16; call ``.float()``).
+
+    Raises:
+        ValueError: an unknown shipped name, or any check of ``read_config`` / ``read_weights``.
+    """
+    path = resolve(path)
+    doc = read_config(path, kind)
+    state = read_weights(path, doc, kind)
+    net = kind.build(kind.config(doc["arch"]))
+    if kind.weight_dtypes is not None:
+        net = net.to(kind.weight_dtypes[doc["weights_dtype"]])
+    net.load_state_dict(state, strict=True)
+    return net.eval(), doc
+
+
+def save(
+    path: str | os.PathLike,
+    kind: Kind,
+    net: nn.Module,
+    meta: Mapping[str, Any],
+    *,
+    dtype: str | None = None,
+) -> Path:
+    """Write checkpoint ``path`` (+ JSON) of ``net``; returns the ``.pt`` path.
+
+    The JSON holds ``format``, ``arch`` (``net.config.to_dict()``), ``obs_version``,
+    ``created``, ``weights_dtype`` (kinds that store one), ``meta`` and ``sha256``
+    (``digest``). Both files are written to temporary names, then renamed into place;
+    an existing checkpoint of that name stays as it was when anything fails.
+
+    Args:
+        path: where the weights go (a ``.pt`` name); the JSON takes the same stem.
+        kind: the checkpoint kind.
+        net: the network (its ``config`` has ``to_dict()`` and ``obs_version``).
+        meta: ``rules``, ``command``, ``commit``, ``wall_clock_s``, the kind's other required
+            keys and any extra JSON-serialisable fields (metrics).
+        dtype: a name of ``kind.weight_dtypes`` (default: its first), for kinds that have them.
+
+    Raises:
+        ValueError: a path not ending in ``.pt``, an unknown dtype, a required field
+            missing, metadata JSON cannot hold, or a non-finite tensor (nothing is written).
+    """
+    path = Path(path)
+    if path.suffix != ".pt":
+        raise ValueError(f"a checkpoint path ends in .pt, got {str(path)!r}")
+    config: Any = net.config
+    doc: dict[str, Any] = {
+        "format": kind.format,
+        "arch": config.to_dict(),
+        "obs_version": config.obs_version,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **meta,
+    }
+    cast = None
+    if kind.weight_dtypes is not None:
+        dtype = next(iter(kind.weight_dtypes)) if dtype is None else dtype
+        if dtype not in kind.weight_dtypes:
+            raise ValueError(f"dtype must be one of {sorted(kind.weight_dtypes)}, got {dtype!r}")
+        doc["weights_dtype"] = dtype
+        cast = kind.weight_dtypes[dtype]
+    elif dtype is not None:
+        raise ValueError("this kind of checkpoint stores the network's own dtypes")
+    missing = [k for k in kind.required if k not in doc and k != "sha256"]
+    if missing:
+        raise ValueError(f"checkpoint metadata misses {missing}")
+    state = {}
+    for k, v in net.state_dict().items():
+        v = v.detach().cpu()
+        state[k] = v.to(cast) if cast is not None and v.is_floating_point() else v.clone()
+        if v.is_floating_point() and not bool(torch.isfinite(state[k]).all()):
+            raise ValueError(
+                f"not writing {path}: tensor {k!r} has non-finite values (the run diverged)"
+            )
+    canonical(doc)  # JSON-serialisable, before any file is written
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_pt = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp_json: str | None = None
+    try:
+        torch.save(state, tmp_pt)
+        doc["sha256"] = digest(tmp_pt, doc)
+        fd, tmp_json = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(doc, indent=2))
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp_pt, 0o666 & ~umask)
+        os.chmod(tmp_json, 0o666 & ~umask)
+        os.replace(tmp_pt, path)
+        os.replace(tmp_json, config_path(path))
+    except BaseException:
+        for tmp in (tmp_pt, tmp_json):
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def rehash(path: str | os.PathLike) -> str:
+    """Record ``digest`` in the JSON of checkpoint ``path`` (its weights untouched); the hash.
+
+    For checkpoints written before the JSON was hashed (their ``sha256`` covered the
+    weights only); check such a file's weights against the old hash first
+    (``tests/data/rehash_checkpoints.py`` does).
+    """
+    path = Path(path)
+    cfg = config_path(path)
+    doc = read_json(cfg)
+    doc["sha256"] = digest(path, doc)
+    cfg.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    return doc["sha256"]
+
+
+__all__ = [
+    "MAX_JSON_BYTES", "MAX_JSON_DEPTH", "MAX_PARAMETERS", "MAX_TENSORS", "MAX_WEIGHTS_BYTES",
+    "SHIPPED_DIR", "Kind", "canonical", "check_finite_module", "check_tensors", "config_path",
+    "digest", "expected_tensors", "file_sha256", "load", "read_config", "read_json",
+    "read_weights", "rehash", "resolve", "save",
+]  # fmt: skip

@@ -1,0 +1,514 @@
+"""``SingleSeatVectorEnv``: N single-seat hands against rule-based opponents in one numba call.
+
+    import gymnasium, sichuan_env
+    envs = gymnasium.make_vec("SichuanMahjong-v0", num_envs=1024)
+    obs, infos = envs.reset(seed=0)                       # uint8[N, rows, 27]
+    obs, rewards, terminations, truncations, infos = envs.step(envs.action_masks().argmax(1))
+
+The batched twin of ``SingleSeatEnv`` (``sichuan_env.agents.gym_env``), reached
+through the id's ``vector_entry_point`` (entry point group
+``sichuan_env.gym_vector``). Env ``i`` is exactly a ``SingleSeatEnv`` with the
+same arguments: reset with the same seed and given the same actions, it deals
+the same hands, seats the learner the same way and returns the same
+observations, rewards, terminations and infos. All N hands (the learner's
+action, the opponents' decisions up to the learner's next one, the next legal
+mask and observation) advance in one numba call, parallel over the cores.
+Only rule-based opponents named by string (``heuristic``, ``value``,
+``defensive``; ``sichuan_env.agents.rule_based.fused``) can be played there;
+for any other opponent use
+``gymnasium.make_vec(..., vectorization_mode="sync")`` (N ``SingleSeatEnv``).
+
+Gymnasium's ``VectorEnv`` API (1.x):
+
+- ``reset(seed=..., options=...)`` -> ``(obs, infos)``. ``seed`` None keeps
+  each env's random stream, an integer ``s`` seeds env ``i`` with ``s + i``, a
+  sequence gives one seed (or None) per env; seeds are integers in
+  ``[0, 2**64)``. ``options={"reset_mask": bool[N]}`` resets only those envs
+  (the others keep their hands; the infos then carry only the reset envs, as
+  their ``_key`` masks say). Other option keys are ignored.
+- ``step(actions)`` -> ``(obs, rewards, terminations, truncations, infos)``:
+  ``actions`` is N action ids (an integer array or a list of integer
+  scalars); rewards are ``float64[N]``, ``truncations`` always False.
+- Autoreset: ``metadata["autoreset_mode"]`` is ``AutoresetMode.NEXT_STEP``,
+  as Gymnasium defines it. The step at which env ``i``'s hand ends returns its
+  final observation and ``terminations[i] = True``; the next ``step`` resets
+  env ``i`` (its action is ignored, not even checked) and returns the new
+  hand's first observation, a reward of 0, ``terminations[i] = False`` and
+  the reset's infos.
+- ``infos``: a dict of arrays, Gymnasium's layout (what ``SyncVectorEnv``
+  builds from the single envs' infos): ``"action_mask"`` ``bool[N, 88]``,
+  ``"seat"`` ``int64[N]``, ``"illegal_action"`` ``bool[N]``, each with its
+  ``"_key"`` mask ``bool[N]`` of the envs whose info it holds.
+- ``single_observation_space`` / ``single_action_space`` and the batched
+  ``observation_space`` (``Box`` ``(N, rows, 27)``) / ``action_space``
+  (``MultiDiscrete([88] * N)``).
+
+``action_masks()`` (``bool[N, 88]``, for sb3-contrib-style masked policies)
+gives the actions the next ``step`` accepts in each env: the legal actions, or
+all 88 for an env that the next step resets (whatever it is given is
+ignored), so no row is empty. Illegal actions are handled per env as in
+``SingleSeatEnv``: with ``illegal_action="penalize"`` an env given a
+non-integer, out-of-range or illegal action does not move and gets
+``-illegal_penalty`` and ``infos["illegal_action"][i] = True`` while the
+others step; with ``"raise"`` the whole batch is rejected before anything
+moves (``TypeError`` / ``IllegalActionError`` naming the envs). A rejected
+call (bad actions, seeds or options) changes nothing.
+
+Observation versions 1 and 2 are encoded inside the same numba call; another
+registered version is encoded afterwards, env by env (correct, slower).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+from sichuan_env.agents.gym_env import check_env_args, check_options
+from sichuan_env.agents.rule_based.fused import learner_step_at, run_styles, style_codes
+
+from sichuan_env import Game, RuleConfig
+from sichuan_env._jit import njit
+from sichuan_env.encoding import v1 as _v1
+from sichuan_env.encoding import v2 as _v2
+from sichuan_env.encoding.v1 import encode_v1
+from sichuan_env.encoding.v2 import encode_v2
+from sichuan_env.engine.actions import ACTION_SPACE, as_action_id
+from sichuan_env.engine.deal import deal_seed
+from sichuan_env.engine.errors import IllegalActionError
+from sichuan_env.engine.game import validate_seed
+from sichuan_env.engine.legal import legal_mask
+from sichuan_env.engine.state import PH_OVER, STATE_DTYPE
+from sichuan_env.envs.render import render_rgb, render_seat
+from sichuan_env.kernels.tables import get_tables
+from sichuan_env.tiles import echo
+
+_T = get_tables()
+MAX_ENVS = 1 << 20
+"""Most envs of one ``SingleSeatVectorEnv`` (about 3 KB of engine state each)."""
+BAD, RESET, SKIP = -1, -2, -3
+"""Action codes of the kernel besides action ids: not an action id, deal a new hand, leave alone."""
+_CHUNKS = 64
+"""Work items of one batched step (each with its own scratch buffers), shared among the cores."""
+
+
+@njit
+def _encode(enc: int, states, i: int, seat: int, oracle: bool, rules, out) -> None:
+    """Seat ``seat``'s observation of ``states[i]`` in version ``enc`` (1 or 2; else nothing)."""
+    if enc == 1:
+        encode_v1(states[i], seat, oracle, rules, out)
+    elif enc == 2:
+        encode_v2(states[i], seat, oracle, rules, out)
+
+
+@njit
+def _play(
+    states, i: int, a: int, seed, styles, seat: int, rules, flags, waits, dist, v1, scratch, mask
+) -> int:
+    """Env ``i``'s step: deal ``seed`` (``a == RESET``) or apply ``a``; then the opponents.
+
+    Writes the learner's next legal mask into ``mask`` (zeros once the hand is
+    over) and returns the learner's point change.
+    """
+    if a != RESET:
+        return learner_step_at(
+            states, i, a, styles, seat, rules, flags, waits, v1, scratch, dist, mask
+        )
+    deal_seed(states, i, seed, rules)
+    run_styles(states[i], styles, seat, rules, flags, waits, v1, scratch, dist)
+    if states[i].phase == PH_OVER:
+        mask[:] = 0
+    else:
+        legal_mask(states[i], rules, flags, mask)
+    return 0
+
+
+@njit(parallel=True)
+def _step_envs(
+    states, actions, seeds, styles, seats, masks, obs, deltas, illegal, over, enc, oracle,
+    rules, flags, waits, dist,
+) -> None:  # fmt: skip
+    """Every env's step in one call (``actions``: ids, ``BAD``, ``RESET`` or ``SKIP``), parallel.
+
+    An env given ``BAD`` or an action its mask does not allow is left as it is
+    with ``illegal[i] = True``; a ``SKIP`` env is not touched at all.
+    """
+    n = states.shape[0]
+    chunks = min(n, _CHUNKS)
+    for c in numba.prange(chunks):
+        v1 = np.zeros((83, 27), dtype=np.uint8)  # the rule-based opponents' scratch
+        scratch = np.zeros(ACTION_SPACE, dtype=np.int8)
+        for i in range(c * n // chunks, (c + 1) * n // chunks):
+            a = actions[i]
+            if a == SKIP:
+                continue
+            deltas[i] = 0
+            illegal[i] = a != RESET and (a < 0 or a >= ACTION_SPACE or masks[i, a] == 0)
+            if illegal[i]:
+                continue
+            deltas[i] = _play(
+                states, i, a, seeds[i], styles[i], seats[i], rules, flags, waits, dist, v1,
+                scratch, masks[i],
+            )  # fmt: skip
+            over[i] = states[i].phase == PH_OVER
+            _encode(enc, states, i, seats[i], oracle, rules, obs[i])
+
+
+def _one_id(action: object) -> tuple[int, Exception | None]:
+    """``(as_action_id(action), None)``, or ``(BAD, the error)``."""
+    try:
+        return as_action_id(action), None
+    except (TypeError, ValueError) as exc:
+        return BAD, exc
+
+
+def _seed_list(seed: object, n: int) -> list[int | None]:
+    """``reset``'s ``seed`` as one checked seed (or None) per env."""
+    if seed is None:
+        return [None] * n
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        return [validate_seed(int(seed) + i, f"seed + {i}") for i in range(n)]
+    if isinstance(seed, np.ndarray):
+        if seed.ndim != 1:
+            raise ValueError(f"seed must be None, an integer or {n} seeds, got shape {seed.shape}")
+        seed = seed.tolist()
+    if not isinstance(seed, (list, tuple)):
+        raise TypeError(f"seed must be None, an integer or a list of {n} seeds, got {echo(seed)}")
+    if len(seed) != n:
+        raise ValueError(f"seed must hold one seed per env ({n}), got {len(seed)}")
+    return [None if s is None else validate_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
+
+
+def _reset_mask(options: dict[str, Any], n: int) -> np.ndarray:
+    """``options["reset_mask"]``, checked as ``SyncVectorEnv`` checks it (all True if absent)."""
+    if "reset_mask" not in options:
+        return np.ones(n, dtype=bool)
+    mask = options["reset_mask"]
+    if not isinstance(mask, np.ndarray):
+        raise TypeError(f"options['reset_mask'] must be a numpy array, got {type(mask).__name__}")
+    if mask.shape != (n,):
+        raise ValueError(f"options['reset_mask'] must have shape ({n},), got {mask.shape}")
+    if mask.dtype != np.bool_:
+        raise TypeError(f"options['reset_mask'] must have dtype bool, got {mask.dtype}")
+    if not mask.any():
+        raise ValueError("options['reset_mask'] must reset at least one env")
+    return mask.copy()
+
+
+class SingleSeatVectorEnv(VectorEnv):
+    """``num_envs`` single-seat hands against rule-based opponents; see the module docstring.
+
+    Args:
+        num_envs: how many envs (1 .. 2**20).
+        opponents: three rule-based opponents by name (``heuristic``, ``value``,
+            ``defensive``), in turn order after the learner.
+        rules, obs_version, seat, oracle, reward_scale, illegal_action,
+            illegal_penalty: as ``SingleSeatEnv`` (the same checks and ranges).
+        render_mode: None, ``"ansi"`` or ``"rgb_array"``: ``render()`` returns one
+            frame per env.
+        fused_opponents: must be True (the batched env only plays opponents in numba).
+        copy: return copies of the observation buffer (False: the env's own
+            buffer, overwritten by the next call), as Gymnasium's ``copy``.
+
+    Raises:
+        TypeError: an argument of the wrong type.
+        ValueError: a bad value, or opponents that cannot be played in numba
+            (the message points to ``vectorization_mode="sync"``).
+    """
+
+    metadata = {  # noqa: RUF012 - gymnasium's convention
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+        "render_modes": ["ansi", "rgb_array"],
+        "render_fps": 4,
+    }
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        opponents: tuple[str, ...] | list[str] = ("heuristic", "heuristic", "heuristic"),
+        rules: RuleConfig | None = None,
+        obs_version: int = 1,
+        seat: int | str = "rotate",
+        oracle: bool = False,
+        reward_scale: float = 1.0,
+        illegal_action: str = "penalize",
+        illegal_penalty: float = 1.0,
+        render_mode: str | None = None,
+        fused_opponents: bool = True,
+        copy: bool = True,
+    ) -> None:
+        if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)):
+            raise TypeError(f"num_envs must be an integer, got {echo(num_envs)}")
+        if not 1 <= num_envs <= MAX_ENVS:
+            raise ValueError(f"num_envs must be in [1, {MAX_ENVS}], got {num_envs}")
+        args = check_env_args(
+            opponents, rules, obs_version, seat, oracle, reward_scale, illegal_action,
+            illegal_penalty, render_mode, fused_opponents, render_modes=("ansi", "rgb_array"),
+        )  # fmt: skip
+        if not isinstance(copy, (bool, np.bool_)):
+            raise TypeError(f"copy must be True or False, got {echo(copy)}")
+        codes = style_codes(args.opponents)
+        if codes is None or not args.fused_opponents:
+            raise ValueError(
+                "the batched env plays only rule-based opponents given by name "
+                "('heuristic', 'value', 'defensive') inside numba, got "
+                f"{echo(args.opponents)} (fused_opponents={args.fused_opponents}); for other "
+                "opponents use gymnasium.make_vec('SichuanMahjong-v0', num_envs=..., "
+                "vectorization_mode='sync', opponents=...)"
+            )
+        n = self.num_envs = int(num_envs)
+        self.rules = args.rules
+        self.oracle = args.oracle
+        self.seat_rule = args.seat
+        self.reward_scale = args.reward_scale
+        self.illegal_action = args.illegal_action
+        self.illegal_penalty = args.illegal_penalty
+        self.render_mode = args.render_mode
+        self.opponent_specs = args.opponents
+        self.copy = bool(copy)
+        self._spec = args.spec
+        self._enc = {_v1.encode_at: 1, _v2.encode_at: 2}.get(args.spec.encode_at, 0)
+        self.single_observation_space = spaces.Box(
+            0, 1, args.spec.shape(args.oracle), dtype=np.uint8
+        )
+        self.single_action_space = spaces.Discrete(ACTION_SPACE)
+        self.observation_space = batch_space(self.single_observation_space, n)
+        self.action_space = batch_space(self.single_action_space, n)
+        self._codes = codes
+        self._r = self.rules.as_array().copy()
+        self._states = np.zeros(n, dtype=STATE_DTYPE)
+        self._masks = np.zeros((n, ACTION_SPACE), dtype=np.int8)
+        self._obs = np.zeros((n, *args.spec.shape(args.oracle)), dtype=np.uint8)
+        self._styles = np.zeros((n, 4), dtype=np.int64)
+        self._seats = np.zeros(n, dtype=np.int64)
+        self._deal_seeds = np.zeros(n, dtype=np.uint64)
+        self._deltas = np.zeros(n, dtype=np.int64)
+        self._illegal = np.zeros(n, dtype=bool)
+        self._over = np.zeros(n, dtype=bool)
+        self._autoreset = np.zeros(n, dtype=bool)  # envs the next step resets (NEXT_STEP)
+        self._hands = np.zeros(n, dtype=np.int64)  # hands dealt since each env's last seeded reset
+        self._rngs: list[np.random.Generator | None] = [None] * n
+        self._ready = False
+
+    # ------------------------------------------------------------------ api
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Deal new hands (every env, or ``options["reset_mask"]``'s) up to the learners' decisions.
+
+        Raises:
+            TypeError, ValueError: a bad seed, seed list or options; nothing changes then.
+        """
+        seeds = _seed_list(seed, self.num_envs)
+        mask = _reset_mask(check_options(options), self.num_envs)
+        if not self._ready and not mask.all():
+            raise RuntimeError("the first reset() must reset every env (no reset_mask)")
+        rows = np.flatnonzero(mask)
+        for i in rows:
+            if seeds[i] is not None:
+                self._rngs[i] = seeding.np_random(seeds[i])[0]
+                self._hands[i] = 0
+        actions = np.full(self.num_envs, SKIP, dtype=np.int64)
+        actions[rows] = RESET
+        self._begin_hands(rows)
+        self._run(actions)
+        self._autoreset[rows] = False
+        self._ready = True
+        return self._observations(), self._infos(mask)
+
+    def step(
+        self, actions: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """One action per env (ignored for the envs that this step resets).
+
+        Args:
+            actions: N action ids: an integer array of shape ``(N,)`` or a list/tuple of
+                integer scalars.
+
+        Raises:
+            RuntimeError: before ``reset``.
+            ValueError: not N actions.
+            TypeError, IllegalActionError: with ``illegal_action="raise"``, a non-integer,
+                or an integer out of range or not legal, in an env that this step
+                does not reset (naming the envs); no env moves.
+        """
+        if not self._ready:
+            raise RuntimeError("step() before reset(): call reset() first")
+        ids, errors = self._action_ids(actions)
+        resetting = self._autoreset
+        if self.illegal_action == "raise":
+            self._check_legal(ids, errors, resetting)
+        ids[resetting] = RESET
+        rows = np.flatnonzero(resetting)
+        self._begin_hands(rows)
+        self._run(ids)
+        rewards = self._deltas * self.reward_scale
+        rewards[self._illegal] = -self.illegal_penalty
+        terminations = self._over.copy()
+        terminations[rows] = False
+        self._autoreset = terminations.copy()
+        truncations = np.zeros(self.num_envs, dtype=bool)
+        return self._observations(), rewards, terminations, truncations, self._infos(None)
+
+    def action_masks(self) -> np.ndarray:
+        """``bool[N, 88]``: the actions the next ``step`` accepts (all, in an env it resets).
+
+        Raises:
+            RuntimeError: before ``reset``.
+        """
+        if not self._ready:
+            raise RuntimeError("action_masks() before reset(): call reset() first")
+        out = self._masks.astype(bool)
+        out[self._autoreset] = True
+        return out
+
+    def render(self) -> tuple[Any, ...] | None:
+        """One frame per env of the learner's view: text (``ansi``) or an image (``rgb_array``).
+
+        Replays every env's hand (a debugging aid, not fast). None without a render mode.
+
+        Raises:
+            RuntimeError: before ``reset`` (when a render mode is set).
+        """
+        if self.render_mode is None:
+            return None
+        draw = render_rgb if self.render_mode == "rgb_array" else render_seat
+        return tuple(draw(self.game(i), int(self._seats[i])) for i in range(self.num_envs))
+
+    def game(self, i: int) -> Game:
+        """A ``Game`` replaying env ``i``'s current hand (a copy: stepping it moves nothing).
+
+        Raises:
+            RuntimeError: before ``reset``. TypeError, ValueError: a bad env index.
+        """
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"env index must be an integer, got {echo(i)}")
+        if not 0 <= i < self.num_envs:
+            raise ValueError(f"env index must be in [0, {self.num_envs}), got {i}")
+        if not self._ready:
+            raise RuntimeError("game() before reset(): call reset() first")
+        st = self._states[i]
+        game = Game(self.rules, seed=int(self._deal_seeds[i]))
+        for code in st["log"][: st["n_log"]]:
+            game.step_id(int(code) % 128)
+        return game
+
+    @property
+    def seats(self) -> np.ndarray:
+        """``int64[N]``: each env's learner seat in its current hand (a copy)."""
+        return self._seats.copy()
+
+    # ------------------------------------------------------------ internals
+    def _begin_hands(self, rows: np.ndarray) -> None:
+        """Seat, opponents' styles and deal seed of the next hand of each env in ``rows``.
+
+        The same draws as ``SingleSeatEnv.reset``: the learner's seat from the hand
+        count, then one ``integers(0, 2**63)`` of the env's generator for the deal.
+        """
+        for i in rows:
+            rng = self._rngs[i]
+            if rng is None:
+                rng = self._rngs[i] = seeding.np_random()[0]
+            if self.seat_rule == "rotate":
+                self._seats[i] = self._hands[i] % 4
+            else:
+                self._seats[i] = self.seat_rule
+            for k in range(3):
+                self._styles[i, (self._seats[i] + 1 + k) % 4] = self._codes[k]
+            self._hands[i] += 1
+            self._deal_seeds[i] = int(rng.integers(0, 2**63))
+
+    def _run(self, actions: np.ndarray) -> None:
+        """The one numba call of a step or reset (then the fallback encoder, if any)."""
+        _step_envs(
+            self._states, actions, self._deal_seeds, self._styles, self._seats, self._masks,
+            self._obs, self._deltas, self._illegal, self._over, self._enc, self.oracle,
+            self._r, _T["FLAGS"], _T["WAITS"], _T["DIST"],
+        )  # fmt: skip
+        if self._enc == 0:  # an observation version without a fused encoder
+            for i in np.flatnonzero((actions != SKIP) & ~self._illegal):
+                self._spec.encode_at(
+                    self._states, i, int(self._seats[i]), self.oracle, self._r, self._obs[i]
+                )
+
+    def _action_ids(self, actions: Any) -> tuple[np.ndarray, dict[int, Exception]]:
+        """``actions`` as ``int64[N]`` (``BAD`` where not an id) and the error of each bad one.
+
+        Raises:
+            ValueError: not N actions.
+        """
+        n = self.num_envs
+        if isinstance(actions, (list, tuple)) and len(actions) != n:
+            raise ValueError(f"actions must be {n} action ids (one per env), got {len(actions)}")
+        try:
+            arr = np.asarray(actions)
+        except Exception:  # noqa: BLE001 - ragged or odd sequences: checked one by one below
+            arr = np.empty(0, dtype=object)
+        if not isinstance(actions, (list, tuple)) and arr.shape != (n,):
+            raise ValueError(f"actions must have shape ({n},) (one per env), got {arr.shape}")
+        if arr.shape == (n,) and arr.dtype != np.bool_ and np.issubdtype(arr.dtype, np.integer):
+            out = (arr < 0) | (arr >= ACTION_SPACE)
+            ids = np.where(out, BAD, arr).astype(np.int64)
+            errors: dict[int, Exception] = {
+                int(i): ValueError(f"action id must be in [0, {ACTION_SPACE}), got {int(arr[i])}")
+                for i in np.flatnonzero(out)
+            }
+            return ids, errors
+        items = actions if isinstance(actions, (list, tuple)) else list(arr)
+        ids = np.empty(n, dtype=np.int64)
+        errors = {}
+        for i, x in enumerate(items):
+            ids[i], exc = _one_id(x)
+            if exc is not None:
+                errors[i] = exc
+        return ids, errors
+
+    def _check_legal(
+        self, ids: np.ndarray, errors: dict[int, Exception], resetting: np.ndarray
+    ) -> None:
+        """``illegal_action="raise"``: reject the batch if an env that steps has a bad action."""
+        typed = [i for i, e in errors.items() if isinstance(e, TypeError) and not resetting[i]]
+        if typed:
+            raise TypeError(
+                f"actions of envs {typed[:10]} are not action ids: {errors[typed[0]]}; no env moved"
+            )
+        ok = ids >= 0
+        bad = ~resetting & (
+            ~ok | (self._masks[np.arange(self.num_envs), np.where(ok, ids, 0)] == 0)
+        )
+        if bad.any():
+            rows = np.flatnonzero(bad)[:10]
+            shown = [int(ids[i]) if ids[i] >= 0 else str(errors[int(i)]) for i in rows]
+            raise IllegalActionError(
+                f"illegal actions in envs {rows.tolist()} (actions {shown}); no env moved"
+            )
+
+    def _observations(self) -> np.ndarray:
+        return self._obs.copy() if self.copy else self._obs
+
+    def _infos(self, mask: np.ndarray | None) -> dict[str, Any]:
+        """Gymnasium's dict of arrays; ``mask`` (None: every env) marks the envs that have infos."""
+        has = np.ones(self.num_envs, dtype=bool) if mask is None else mask
+        action_mask = self._masks.astype(bool)
+        seat = self._seats.copy()
+        illegal = self._illegal.copy()
+        if mask is not None:
+            illegal[:] = False  # a reset is never an illegal action
+            if not mask.all():
+                action_mask[~mask] = False
+                seat[~mask] = 0
+        return {
+            "action_mask": action_mask,
+            "_action_mask": has.copy(),
+            "seat": seat,
+            "_seat": has.copy(),
+            "illegal_action": illegal,
+            "_illegal_action": has.copy(),
+        }
+
+
+__all__ = ["MAX_ENVS", "SingleSeatVectorEnv"]
