@@ -30,14 +30,15 @@ cheap checks pass, in this order:
 5. only then is the network built and the tensors loaded into it.
 
 Every problem is a ``ValueError`` naming the file. ``save`` refuses
-non-finite tensors, so a diverged run never replaces a good checkpoint.
+non-finite tensors, so a diverged run never replaces a good checkpoint. The
+tensor checks (steps 2 and 4) live in ``sichuan_env.agents.checkpoint_tensors``
+and are re-exported here.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import tempfile
 import time
@@ -47,6 +48,14 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from sichuan_env.agents.checkpoint_tensors import (
+    MAX_PARAMETERS,
+    MAX_TENSORS,
+    MAX_WEIGHTS_BYTES,
+    check_finite_module,
+    check_tensors,
+    expected_tensors,
+)
 from torch import nn
 
 SHIPPED_DIR = Path(__file__).resolve().parent / "checkpoints"
@@ -55,12 +64,6 @@ MAX_JSON_BYTES = 1 << 20
 """Bytes a checkpoint's JSON may take."""
 MAX_JSON_DEPTH = 16
 """Nesting depth a checkpoint's JSON may reach (metrics nest two or three levels)."""
-MAX_WEIGHTS_BYTES = 256 << 20
-"""Bytes a weights file may take."""
-MAX_PARAMETERS = MAX_WEIGHTS_BYTES // 2
-"""Values an architecture may hold (float16 weights of ``MAX_WEIGHTS_BYTES``)."""
-MAX_TENSORS = 4096
-"""Tensors a state_dict may hold."""
 HASH_TAG = b"\0sichuan-checkpoint-config\0"
 """Separates the weights' bytes from the JSON's in ``digest``."""
 
@@ -215,74 +218,6 @@ def read_config(path: str | os.PathLike, kind: Kind) -> dict[str, Any]:
     if arch.obs_version != doc["obs_version"]:
         raise ValueError("checkpoint config: obs_version differs from the architecture's")
     return doc
-
-
-def expected_tensors(
-    build: Callable[[], nn.Module], dtype: torch.dtype | None = None
-) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
-    """``{name: (shape, dtype)}`` of the network ``build()`` makes, built on the meta device.
-
-    Nothing is allocated or initialised, however large the architecture. ``dtype``
-    replaces the floating tensors' dtype (weights stored in float16).
-
-    Raises:
-        ValueError: more than ``MAX_PARAMETERS`` values or ``MAX_TENSORS`` tensors.
-    """
-    with torch.device("meta"):
-        net = build()
-    out = {
-        k: (tuple(v.shape), dtype if dtype is not None and v.is_floating_point() else v.dtype)
-        for k, v in net.state_dict().items()
-    }
-    values = sum(math.prod(s) for s, _ in out.values())
-    if values > MAX_PARAMETERS or len(out) > MAX_TENSORS:
-        raise ValueError(
-            f"the architecture holds {values} values in {len(out)} tensors "
-            f"(at most {MAX_PARAMETERS} in {MAX_TENSORS})"
-        )
-    return out
-
-
-def check_tensors(
-    state: object, expected: Mapping[str, tuple[tuple[int, ...], torch.dtype]], what: str
-) -> None:
-    """Raise ``ValueError`` unless ``state`` holds exactly the ``expected`` tensors, usable.
-
-    Each must be a dense (strided), contiguous CPU tensor of the expected dtype and shape,
-    a floating one, with finite values. Sparse, quantized or ``meta`` tensors, integer
-    tensors and anything else are refused before any arithmetic touches them.
-    """
-    if not isinstance(state, dict):
-        raise ValueError(f"{what}: expected a state_dict, got {type(state).__name__}")
-    if len(state) > MAX_TENSORS:
-        raise ValueError(f"{what}: more than {MAX_TENSORS} entries")
-    missing = sorted(set(expected) - set(state))
-    extra = sorted(str(k)[:60] for k in set(state) - set(expected))
-    if missing or extra:
-        raise ValueError(f"{what}: tensors missing {missing[:5]}, unexpected {extra[:5]}")
-    for key, (shape, dtype) in expected.items():
-        t = state[key]
-        if not isinstance(t, torch.Tensor):
-            raise ValueError(f"{what}: {key!r} is a {type(t).__name__}, not a tensor")
-        if t.layout != torch.strided or t.is_quantized or t.device.type != "cpu":
-            raise ValueError(
-                f"{what}: tensor {key!r} is not a dense CPU tensor ({t.layout}, {t.device})"
-            )
-        if t.dtype != dtype or not t.is_floating_point():
-            raise ValueError(f"{what}: tensor {key!r} should be {dtype}, got {t.dtype}")
-        if tuple(t.shape) != shape:
-            raise ValueError(f"{what}: tensor {key!r} should be {shape}, got {tuple(t.shape)}")
-        if not t.is_contiguous():
-            raise ValueError(f"{what}: tensor {key!r} is not contiguous")
-        if not bool(torch.isfinite(t).all()):
-            raise ValueError(f"{what}: tensor {key!r} has non-finite values")
-
-
-def check_finite_module(net: nn.Module, what: str) -> None:
-    """Raise ``ValueError`` if any floating tensor of ``net``'s state_dict is not finite."""
-    for key, t in net.state_dict().items():
-        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
-            raise ValueError(f"{what}: tensor {key!r} has non-finite values")
 
 
 def read_weights(path: str | os.PathLike, doc: Mapping[str, Any], kind: Kind) -> dict:

@@ -54,35 +54,32 @@ others step; with ``"raise"`` the whole batch is rejected before anything
 moves (``TypeError`` / ``IllegalActionError`` naming the envs). A rejected
 call (bad actions, seeds or options) changes nothing.
 
-Observation versions 1 and 2 are encoded inside the same numba call; another
-registered version is encoded afterwards, env by env (correct, slower).
+Observation versions 1 and 2 are encoded inside the same numba call
+(``sichuan_env.agents.gym_kernels``); another registered version is encoded
+afterwards, env by env (correct, slower). The constructor's arguments, seeds
+and options are checked as ``SingleSeatEnv`` checks them
+(``sichuan_env.agents.gym_args``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
-from sichuan_env.agents.gym_env import check_env_args, check_options
-from sichuan_env.agents.rule_based.fused import learner_step_at, run_styles, style_codes
+from sichuan_env.agents.gym_args import check_env_args, check_options, reset_mask, seed_list
+from sichuan_env.agents.gym_kernels import BAD, RESET, SKIP, step_envs
+from sichuan_env.agents.rule_based.fused import style_codes
 
 from sichuan_env import Game, RuleConfig
-from sichuan_env._jit import njit
 from sichuan_env.encoding import v1 as _v1
 from sichuan_env.encoding import v2 as _v2
-from sichuan_env.encoding.v1 import encode_v1
-from sichuan_env.encoding.v2 import encode_v2
 from sichuan_env.engine.actions import ACTION_SPACE, as_action_id
-from sichuan_env.engine.deal import deal_seed
 from sichuan_env.engine.errors import IllegalActionError
-from sichuan_env.engine.game import validate_seed
-from sichuan_env.engine.legal import legal_mask
-from sichuan_env.engine.state import PH_OVER, STATE_DTYPE
+from sichuan_env.engine.state import STATE_DTYPE
 from sichuan_env.envs.render import render_rgb, render_seat
 from sichuan_env.kernels.tables import get_tables
 from sichuan_env.tiles import echo
@@ -90,72 +87,6 @@ from sichuan_env.tiles import echo
 _T = get_tables()
 MAX_ENVS = 1 << 20
 """Most envs of one ``SingleSeatVectorEnv`` (about 3 KB of engine state each)."""
-BAD, RESET, SKIP = -1, -2, -3
-"""Action codes of the kernel besides action ids: not an action id, deal a new hand, leave alone."""
-_CHUNKS = 64
-"""Work items of one batched step (each with its own scratch buffers), shared among the cores."""
-
-
-@njit
-def _encode(enc: int, states, i: int, seat: int, oracle: bool, rules, out) -> None:
-    """Seat ``seat``'s observation of ``states[i]`` in version ``enc`` (1 or 2; else nothing)."""
-    if enc == 1:
-        encode_v1(states[i], seat, oracle, rules, out)
-    elif enc == 2:
-        encode_v2(states[i], seat, oracle, rules, out)
-
-
-@njit
-def _play(
-    states, i: int, a: int, seed, styles, seat: int, rules, flags, waits, dist, v1, scratch, mask
-) -> int:
-    """Env ``i``'s step: deal ``seed`` (``a == RESET``) or apply ``a``; then the opponents.
-
-    Writes the learner's next legal mask into ``mask`` (zeros once the hand is
-    over) and returns the learner's point change.
-    """
-    if a != RESET:
-        return learner_step_at(
-            states, i, a, styles, seat, rules, flags, waits, v1, scratch, dist, mask
-        )
-    deal_seed(states, i, seed, rules)
-    run_styles(states[i], styles, seat, rules, flags, waits, v1, scratch, dist)
-    if states[i].phase == PH_OVER:
-        mask[:] = 0
-    else:
-        legal_mask(states[i], rules, flags, mask)
-    return 0
-
-
-@njit(parallel=True)
-def _step_envs(
-    states, actions, seeds, styles, seats, masks, obs, deltas, illegal, over, enc, oracle,
-    rules, flags, waits, dist,
-) -> None:  # fmt: skip
-    """Every env's step in one call (``actions``: ids, ``BAD``, ``RESET`` or ``SKIP``), parallel.
-
-    An env given ``BAD`` or an action its mask does not allow is left as it is
-    with ``illegal[i] = True``; a ``SKIP`` env is not touched at all.
-    """
-    n = states.shape[0]
-    chunks = min(n, _CHUNKS)
-    for c in numba.prange(chunks):
-        v1 = np.zeros((83, 27), dtype=np.uint8)  # the rule-based opponents' scratch
-        scratch = np.zeros(ACTION_SPACE, dtype=np.int8)
-        for i in range(c * n // chunks, (c + 1) * n // chunks):
-            a = actions[i]
-            if a == SKIP:
-                continue
-            deltas[i] = 0
-            illegal[i] = a != RESET and (a < 0 or a >= ACTION_SPACE or masks[i, a] == 0)
-            if illegal[i]:
-                continue
-            deltas[i] = _play(
-                states, i, a, seeds[i], styles[i], seats[i], rules, flags, waits, dist, v1,
-                scratch, masks[i],
-            )  # fmt: skip
-            over[i] = states[i].phase == PH_OVER
-            _encode(enc, states, i, seats[i], oracle, rules, obs[i])
 
 
 def _one_id(action: object) -> tuple[int, Exception | None]:
@@ -164,39 +95,6 @@ def _one_id(action: object) -> tuple[int, Exception | None]:
         return as_action_id(action), None
     except (TypeError, ValueError) as exc:
         return BAD, exc
-
-
-def _seed_list(seed: object, n: int) -> list[int | None]:
-    """``reset``'s ``seed`` as one checked seed (or None) per env."""
-    if seed is None:
-        return [None] * n
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
-        return [validate_seed(int(seed) + i, f"seed + {i}") for i in range(n)]
-    if isinstance(seed, np.ndarray):
-        if seed.ndim != 1:
-            raise ValueError(f"seed must be None, an integer or {n} seeds, got shape {seed.shape}")
-        seed = seed.tolist()
-    if not isinstance(seed, (list, tuple)):
-        raise TypeError(f"seed must be None, an integer or a list of {n} seeds, got {echo(seed)}")
-    if len(seed) != n:
-        raise ValueError(f"seed must hold one seed per env ({n}), got {len(seed)}")
-    return [None if s is None else validate_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
-
-
-def _reset_mask(options: dict[str, Any], n: int) -> np.ndarray:
-    """``options["reset_mask"]``, checked as ``SyncVectorEnv`` checks it (all True if absent)."""
-    if "reset_mask" not in options:
-        return np.ones(n, dtype=bool)
-    mask = options["reset_mask"]
-    if not isinstance(mask, np.ndarray):
-        raise TypeError(f"options['reset_mask'] must be a numpy array, got {type(mask).__name__}")
-    if mask.shape != (n,):
-        raise ValueError(f"options['reset_mask'] must have shape ({n},), got {mask.shape}")
-    if mask.dtype != np.bool_:
-        raise TypeError(f"options['reset_mask'] must have dtype bool, got {mask.dtype}")
-    if not mask.any():
-        raise ValueError("options['reset_mask'] must reset at least one env")
-    return mask.copy()
 
 
 class SingleSeatVectorEnv(VectorEnv):
@@ -303,8 +201,8 @@ class SingleSeatVectorEnv(VectorEnv):
         Raises:
             TypeError, ValueError: a bad seed, seed list or options; nothing changes then.
         """
-        seeds = _seed_list(seed, self.num_envs)
-        mask = _reset_mask(check_options(options), self.num_envs)
+        seeds = seed_list(seed, self.num_envs)
+        mask = reset_mask(check_options(options), self.num_envs)
         if not self._ready and not mask.all():
             raise RuntimeError("the first reset() must reset every env (no reset_mask)")
         rows = np.flatnonzero(mask)
@@ -424,7 +322,7 @@ class SingleSeatVectorEnv(VectorEnv):
 
     def _run(self, actions: np.ndarray) -> None:
         """The one numba call of a step or reset (then the fallback encoder, if any)."""
-        _step_envs(
+        step_envs(
             self._states, actions, self._deal_seeds, self._styles, self._seats, self._masks,
             self._obs, self._deltas, self._illegal, self._over, self._enc, self.oracle,
             self._r, _T["FLAGS"], _T["WAITS"], _T["DIST"],

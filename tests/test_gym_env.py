@@ -354,7 +354,7 @@ def test_opponent_objects_are_checked():
 
     class BadVersion:
         name = "bad"
-        obs_version = 99
+        obs_version = 12_345  # never registered (test_obs_registry registers 99 for its tests)
 
         def act_batch(self, obs, masks):
             return masks.argmax(1)

@@ -34,7 +34,8 @@ def reference_labels(game: Game, me: int) -> dict:
         active = not st["won"][o]
         waits = [0] * 27
         deal_in = [0] * 27
-        if active:
+        # a win needs the full hand: 13 tiles with 3 per meld (mid-换三张, with picks out, none is)
+        if active and sum(hand) + 3 * len(melds) == 13:
             for t in range(27):
                 if _held(hand, melds, t) >= 4:  # docs/rules.md §5: melds count too
                     continue

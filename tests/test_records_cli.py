@@ -19,6 +19,7 @@ from sichuan_env.agents.eval import cli as eval_cli
 from sichuan_env import RuleConfig
 from sichuan_env.play import play
 from sichuan_env.viewer import __main__ as viewer_cli
+from sichuan_env.viewer import sources as viewer_sources
 from sichuan_env.viewer import validate_record
 from sichuan_env.viewer.__main__ import main as viewer_main
 
@@ -206,7 +207,7 @@ def test_a_bad_line_is_named_and_the_others_still_get_pages(tmp_path, capsys):
 
 def test_bounds_too_long_line_too_many_records_and_too_many_errors(tmp_path, capsys, monkeypatch):
     good = _golden_line(0)
-    monkeypatch.setattr(viewer_cli, "MAX_BYTES", len(good) + 10)
+    monkeypatch.setattr(viewer_sources, "MAX_BYTES", len(good) + 10)
     long = tmp_path / "long.jsonl"
     long.write_text(f"{good}\n{good}{' ' * 20}\n{good}\n", encoding="utf-8")
     assert viewer_main([str(long), "-o", str(tmp_path / "l")]) == 1
@@ -216,7 +217,8 @@ def test_bounds_too_long_line_too_many_records_and_too_many_errors(tmp_path, cap
 
     many = tmp_path / "many.jsonl"
     many.write_text(f"{good}\n" * 3, encoding="utf-8")
-    monkeypatch.setattr(viewer_cli, "MAX_RECORDS", 2)
+    for module in (viewer_cli, viewer_sources):  # records per run; blank lines per file
+        monkeypatch.setattr(module, "MAX_RECORDS", 2)
     assert viewer_main([str(many), "-o", str(tmp_path / "m")]) == 1
     err = capsys.readouterr().err
     assert "more than 2 records" in err and "--limit" in err and err.count("\n") == 1
@@ -229,7 +231,8 @@ def test_bounds_too_long_line_too_many_records_and_too_many_errors(tmp_path, cap
     assert viewer_main([str(blank), "-o", str(tmp_path / "b")]) == 1
     assert "more than 2 blank lines" in capsys.readouterr().err
 
-    monkeypatch.setattr(viewer_cli, "MAX_RECORDS", 100)
+    for module in (viewer_cli, viewer_sources):
+        monkeypatch.setattr(module, "MAX_RECORDS", 100)
     monkeypatch.setattr(viewer_cli, "MAX_ERRORS", 3)
     junk = tmp_path / "junk.jsonl"
     junk.write_text("x\n" * 50, encoding="utf-8")

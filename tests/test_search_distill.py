@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+import sichuan_env.train.policy.distill_objective as obj
 import sichuan_env.train.policy.search_distill as sd
 import sichuan_env.train.policy.search_labels as sl
 import torch
@@ -102,7 +103,7 @@ def test_dense_targets_hand_built():
     cands[1, :1] = [86]
     gain = np.zeros((2, 32), np.float32)
     gain[0, :3] = [0.0, 1.5, -2.0]
-    is_c, g, base = sd.dense_targets(cands, gain, np.array([0, 0], np.int8))
+    is_c, g, base = obj.dense_targets(cands, gain, np.array([0, 0], np.int8))
     assert is_c[0].sum() == 3 and is_c[0, [5, 7, 60]].all() and is_c[1, 86] and is_c[1].sum() == 1
     assert g[0, 7] == 1.5 and g[0, 60] == -2.0 and g[0].sum() == -0.5
     assert base.tolist() == [5, 86]
@@ -116,8 +117,8 @@ def test_margin_table_bookkeeping(monkeypatch):
     is_c[:, [0, 1]] = True
     val = {"hand": np.array([4, 4, 9]), "gain_d": gain_d, "is_c": is_c,
            "base_act": np.zeros(3, np.int64)}  # fmt: skip
-    monkeypatch.setattr(sd, "choices", lambda net, data, m: np.ones(3, np.int64))
-    (row,) = sd.margin_table(None, val, 0.5, margins=(0.3,))
+    monkeypatch.setattr(obj, "choices", lambda net, data, m: np.ones(3, np.int64))
+    (row,) = obj.margin_table(None, val, 0.5, margins=(0.3,))
     assert row["gain_per_hand"] == pytest.approx((1.5 + -0.5) / 2)
     assert row["deviation_rate"] == 1.0 and row["off_candidate"] == 0
     assert row["ci95"] == pytest.approx(1.96 * np.std([1.5, -0.5], ddof=1) / np.sqrt(2))
@@ -136,18 +137,18 @@ def test_regression_learns_where_to_leave_the_heuristic(rows):
     r["gain"][:, 0] = 0.0
     r["gain"][:, 1] = 3.0
     net = PolicyNet(PolicyConfig(hidden=64, layers=2, aux=True, prior=True))
-    data = sd.prepare(r, net)
+    data = obj.prepare(r, net)
     opt = torch.optim.Adam(net.parameters(), lr=3e-3)
     idx = np.arange(len(r["obs"]))
     for _ in range(300):
-        loss, _, _ = sd.distill_loss(net, *sd._tensors(data, idx), 1.0, 1.0)
+        loss, _, _ = obj.distill_loss(net, *obj.tensors(data, idx), 1.0, 1.0)
         opt.zero_grad()
         loss.backward()
         opt.step()
     target = r["cands"][:, 1].astype(np.int64)
-    assert (sd.choices(net, data, 1.0) == target).mean() > 0.95
-    assert (sd.choices(net, data, 10.0) == data["base_act"]).all()
-    picked = sd.choices(net, data, 0.0)
+    assert (obj.choices(net, data, 1.0) == target).mean() > 0.95
+    assert (obj.choices(net, data, 10.0) == data["base_act"]).all()
+    picked = obj.choices(net, data, 0.0)
     assert (r["mask"][np.arange(len(picked)), picked] == 1).all()
 
 
@@ -157,7 +158,7 @@ def test_prepare_rejects_rows_that_do_not_belong_together(rows):
     bad["base"][two] = 1 - bad["base"][two]
     net = PolicyNet(PolicyConfig(hidden=16, layers=1, prior=True))
     with pytest.raises(ValueError, match="heuristic action"):
-        sd.prepare(bad, net)
+        obj.prepare(bad, net)
 
 
 def test_distill_cli_end_to_end_and_resume(tmp_path):

@@ -351,9 +351,9 @@ def test_only_regular_files_are_read_and_quickly(tmp_path):
 
 
 def test_records_are_read_up_to_a_bound(tmp_path, capsys, monkeypatch):
-    import sichuan_env.viewer.__main__ as viewer_cli
+    import sichuan_env.viewer.sources as viewer_sources
 
-    monkeypatch.setattr(viewer_cli, "MAX_BYTES", 1 << 20)
+    monkeypatch.setattr(viewer_sources, "MAX_BYTES", 1 << 20)
     big = tmp_path / "big.json"
     big.write_text(json.dumps({"pad": "x" * (2 << 20)}))
     assert viewer_main([str(big), "-o", str(tmp_path / "big.html")]) == 1

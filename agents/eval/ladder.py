@@ -192,11 +192,11 @@ def summarize_ladder(
         mean, ci = _mean_ci(per_hand)
         matrix[a][b] = {"points_per_hand": mean, "ci95": ci}
         matrix[b][a] = {"points_per_hand": -mean, "ci95": ci}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for a in agents:
         mean, ci = _mean_ci(np.concatenate(field[a])) if field[a] else (0.0, 0.0)
         rows.append({"agent": a, **rated[a], "points_per_hand": mean, "ci95": ci})
-    rows.sort(key=lambda r: -r["rating"])
+    rows.sort(key=lambda r: -float(r["rating"]))
     return {"ratings": rows, "matrix": matrix}
 
 

@@ -3,7 +3,7 @@
 The rules live in the numba engine (``core.py``, ``step.py``); ``Game`` holds
 one state record, speaks the action strings of docs/rules.md §10, keeps the game
 record, and offers read access to what each seat can see and to the whole
-table::
+table. Its seed, wall, dealer and offset are checked in ``deal_args.py``::
 
     game = Game(seed=7)
     while not game.is_over():
@@ -29,6 +29,10 @@ from . import labels as _labels
 from . import records as _records
 from . import step as _step
 from .actions import ACTION_SPACE, SELF_KONG, action_from_str, action_to_str, as_action_id
+from .deal_args import (
+    deal_args,
+    validate_seed,  # noqa: F401  (hosts import it from here)
+)
 from .errors import IllegalActionError
 from .records import RECORD_FORMAT
 from .state import (
@@ -56,37 +60,6 @@ MELD_NAMES = {MELD_PONG: "pong", MELD_KONG: "kong", MELD_CONCEALED_KONG: "concea
 RIVER_NAMES = {0: "live", RIVER_MELDED: "melded", RIVER_WON_ON: "won_on", RIVER_ROBBED: "robbed"}
 
 _T = get_tables()
-
-
-def _validate_wall(wall: object) -> np.ndarray:
-    arr = np.asarray(wall)
-    if arr.shape != (108,) or not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"wall must be 108 tile indices, got shape {arr.shape} dtype {arr.dtype}")
-    if arr.min() < 0 or arr.max() > 26:
-        raise ValueError("wall tile indices must be 0..26")
-    counts = np.bincount(arr, minlength=27)
-    if not np.all(counts == 4):
-        bad = {tile_name(int(t)): int(c) for t, c in enumerate(counts) if c != 4}
-        raise ValueError(f"wall must hold every tile exactly 4 times; off: {bad}")
-    return arr.astype(np.uint8)
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
-def validate_seed(seed: object, name: str = "seed") -> int:
-    """A seed as a Python int in ``[0, 2**64)``.
-
-    Raises:
-        TypeError: not an integer (booleans and floats included).
-        ValueError: out of range.
-    """
-    if not _is_int(seed):
-        raise TypeError(f"{name} must be an integer in [0, 2**64), got {seed!r}")
-    if not 0 <= int(seed) < 2**64:  # type: ignore[call-overload]
-        raise ValueError(f"{name} must be in [0, 2**64), got {seed}")
-    return int(seed)  # type: ignore[call-overload]
 
 
 class Game:
@@ -122,36 +95,8 @@ class Game:
         self._r = kernel_rules(rules)
         self._st = np.zeros(1, dtype=STATE_DTYPE)
         self._scratch = np.zeros(ACTION_SPACE, dtype=np.int8)
-        if wall is None:
-            if dealer is not None or exchange_offset is not None:
-                raise ValueError(
-                    "dealer and exchange_offset go with a wall; a seed draws them itself"
-                )
-            if seed is None:
-                seed = int(np.random.default_rng().integers(0, 2**63))
-            seed = validate_seed(seed)
-            w = np.empty(108, dtype=np.uint8)
-            dealer, offset = _deal.make_deal(np.uint64(seed), w)
-            self.seed: int | None = seed
-        else:
-            if seed is not None:
-                raise ValueError("give either a seed or a wall, not both")
-            w = _validate_wall(wall)
-            dealer = 0 if dealer is None else dealer
-            if not _is_int(dealer) or not 0 <= dealer < 4:
-                raise ValueError(f"dealer must be an integer 0..3, got {dealer!r}")
-            if rules.exchange_three:
-                if not _is_int(exchange_offset) or exchange_offset not in (1, 2, 3):
-                    raise ValueError(
-                        f"换三张 is on: exchange_offset must be 1, 2 or 3, got {exchange_offset!r}"
-                    )
-                offset = exchange_offset
-            else:
-                if exchange_offset is not None:
-                    raise ValueError("exchange_offset is only for rules with exchange_three")
-                offset = 0
-            self.seed = None
-        _deal.deal(self._st, 0, w, int(dealer), int(offset), self._r)
+        w, dealer, offset, self.seed = deal_args(rules, seed, wall, dealer, exchange_offset)
+        _deal.deal(self._st, 0, w, dealer, offset, self._r)
         self._hist: tuple[int, list, list] | None = None  # cache of _history()
         self._mask_ok = False  # self._scratch holds the legal mask of the current decision
 

@@ -1,7 +1,8 @@
 """A replay viewer in the browser: one self-contained HTML page per game record.
 
 ``python -m sichuan_env.viewer RECORD.json [-o replay.html] [--seat S] [--agent NAME]``
-(console script ``sichuan-viewer``) replays the record with the engine,
+(console script ``sichuan-viewer``) reads the record (``sources.py``: regular
+files and JSON Lines, bounded), replays it with the engine,
 snapshots the table after every decision (``snapshot.py``) and writes a page
 (``build.py``: ``page.html``, ``page.css``, ``page.js`` inlined) that shows
 those snapshots: hands, rivers with 摸切/手切 and claimed tiles, melds, voids,

@@ -27,30 +27,30 @@ pages), or a page could not be written; 2 bad usage.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import stat
 import sys
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from .._cli import int_arg, run
-from ..replay import MAX_BYTES
 from .agent import AgentAnnotator, load_agent
 from .build import render_index, render_page
 from .snapshot import validate_record
+from .sources import (
+    MAX_RECORDS,
+    Source,
+    file_kind,
+    file_source,
+    is_jsonl,
+    open_regular,
+    record_sources,
+)
 
 PROG = "sichuan-viewer"
-MAX_RECORDS = 10_000
-"""Most pages written in one run (a larger input needs ``--limit``)."""
 MAX_ERRORS = 20
 """Bad records reported one by one; after that the run stops."""
-LABEL_FIELDS = 4
-"""Most fields of a JSON Lines wrapper object shown in the index, each at most 40 characters."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -98,210 +98,8 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _kind(mode: int) -> str:
-    """What a non-regular file is, in words."""
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
-def _open_regular(path: Path) -> int:
-    """A read-only descriptor of ``path``, a regular file (ValueError with a short reason otherwise).
-
-    The file is opened without blocking (a FIFO with no writer would wait forever)
-    and checked with ``fstat`` before a byte is read.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise ValueError(f"cannot read: {exc.strerror or exc}") from None
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError as exc:
-        os.close(fd)
-        raise ValueError(f"cannot read: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        raise ValueError(f"cannot read: {_kind(mode)}, not a record file")
-    return fd
-
-
-def _parse(data: bytes, where: str = "line") -> Any:
-    """The JSON value in ``data`` (ValueError with a short reason otherwise).
-
-    ``where`` is ``"line"`` for a whole file (the error names line and column)
-    or ``"column"`` for one line of a JSON Lines file.
-    """
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"cannot read: not UTF-8 text ({exc.reason})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        at = f"column {exc.colno}" if where == "column" else f"line {exc.lineno} column {exc.colno}"
-        raise ValueError(f"not JSON: {exc.msg} ({at})") from None
-    except RecursionError:
-        raise ValueError("not JSON: nested too deeply") from None
-
-
-def _read(path: Path) -> Any:
-    """The JSON value in ``path``, a regular file of at most ``MAX_BYTES`` (else ValueError)."""
-    fd = _open_regular(path)
-    try:
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise ValueError(f"cannot read: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_BYTES:
-        raise ValueError(f"cannot read: larger than {MAX_BYTES >> 20} MB, not a record")
-    return _parse(data)
-
-
-@dataclass(frozen=True)
-class _Source:
-    """One record to give a page: a ``.json`` file or one line of a ``.jsonl`` file."""
-
-    name: str
-    """The record's name in messages and (with a label) in the index and page title."""
-    stem: str
-    """Its page's file name without ``.html`` (before ``_page_names`` makes it distinct)."""
-    load: Callable[[], tuple[Any, str]]
-    """Reads the record: ``(record, title)``, or ValueError with the reason."""
-
-
-def _file_source(path: Path) -> _Source:
-    """The source of a ``.json`` record file."""
-    return _Source(str(path), path.stem, lambda: (_read(path), path.name))
-
-
-def _short(text: str, limit: int = 40) -> str:
-    """``text`` cut to ``limit`` characters (the cut marked ``...``)."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _label(wrapper: dict[str, Any]) -> str:
-    """The other fields of a JSON Lines wrapper object, as ``key=value, ...`` (bounded)."""
-    parts: list[str] = []
-    for key, value in wrapper.items():
-        if key == "record":
-            continue
-        if len(parts) == LABEL_FIELDS:
-            parts.append("...")
-            break
-        try:
-            text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-        except (TypeError, ValueError, RecursionError):  # pragma: no cover - parsed JSON dumps
-            text = "?"
-        parts.append(f"{_short(key)}={_short(text)}")
-    return ", ".join(parts)
-
-
-def _line_record(path: Path, offset: int, lineno: int) -> tuple[Any, str]:
-    """Read line ``lineno`` (at byte ``offset``) of a JSON Lines file: ``(record, title)``.
-
-    A line is a record, or an object that carries the record under ``"record"``
-    (and no ``"format"``): its other fields label the page.
-    """
-    fd = _open_regular(path)
-    try:
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            f.seek(offset)
-            data = f.readline(MAX_BYTES + 1)
-    except OSError as exc:
-        raise ValueError(f"cannot read: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_BYTES and not data.endswith(b"\n"):
-        raise ValueError(f"cannot read: larger than {MAX_BYTES >> 20} MB, not a record")
-    value = _parse(data, where="column")
-    title = f"{path.name} line {lineno}"
-    if isinstance(value, dict) and "record" in value and "format" not in value:
-        label = _label(value)
-        return value["record"], f"{title} ({label})" if label else title
-    return value, title
-
-
-def _failing(name: str, stem: str, reason: str) -> _Source:
-    """A source that only reports ``reason`` (a file or line that cannot be read)."""
-
-    def load() -> tuple[Any, str]:
-        raise ValueError(reason)
-
-    return _Source(name, stem, load)
-
-
-def _jsonl_sources(path: Path, room: int) -> list[_Source]:
-    """One source per non-blank line of the JSON Lines file ``path``, at most ``room`` of them.
-
-    Each line is read here only up to ``MAX_BYTES`` (to find where the next
-    begins); its record is read again, and checked, when its page is made. A
-    line over the bound, or more than ``MAX_RECORDS`` blank lines, ends the
-    file with a source that reports it.
-    """
-    try:
-        fd = _open_regular(path)
-    except ValueError as exc:
-        return [_failing(str(path), path.stem, str(exc))]
-    sources: list[_Source] = []
-    blank = 0
-    try:
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            lineno = 0
-            while len(sources) < room:
-                offset = f.tell()
-                data = f.readline(MAX_BYTES + 1)
-                if not data:
-                    break
-                lineno += 1
-                name, stem = f"{path} line {lineno}", f"{path.stem}-line{lineno}"
-                if len(data) > MAX_BYTES and not data.endswith(b"\n"):
-                    why = f"larger than {MAX_BYTES >> 20} MB, not a record (the rest is not read)"
-                    sources.append(_failing(name, stem, f"cannot read: {why}"))
-                    break
-                if not data.strip():
-                    blank += 1
-                    if blank > MAX_RECORDS:
-                        why = f"more than {MAX_RECORDS} blank lines, not a records file"
-                        sources.append(_failing(name, stem, why))
-                        break
-                    continue
-                sources.append(_Source(name, stem, partial(_line_record, path, offset, lineno)))
-    except OSError as exc:
-        sources.append(_failing(str(path), path.stem, f"cannot read: {exc.strerror or exc}"))
-    finally:
-        os.close(fd)
-    return sources
-
-
-def _is_jsonl(path: Path) -> bool:
-    return path.suffix.lower() == ".jsonl"
-
-
-def _sources(paths: list[Path], room: int) -> list[_Source]:
-    """The records of ``paths`` (``.json`` files and ``.jsonl`` files), at most ``room``."""
-    out: list[_Source] = []
-    for path in paths:
-        if len(out) >= room:
-            break
-        if _is_jsonl(path):
-            out.extend(_jsonl_sources(path, room - len(out)))
-        else:
-            out.append(_file_source(path))
-    return out
-
-
 def _page(
-    src: _Source, seat: int | None, annotator: AgentAnnotator | None, href: str
+    src: Source, seat: int | None, annotator: AgentAnnotator | None, href: str
 ) -> tuple[str, dict[str, Any]]:
     """The page of one record and its index entry (``href``: the page's file name)."""
     record, title = src.load()
@@ -366,7 +164,7 @@ def _output_problem(path: Path) -> str | None:
         return f"cannot write {path}: {exc.strerror or exc}"
     if stat.S_ISREG(mode):
         return None
-    return f"{path} is {_kind(mode)}, not a page to replace"
+    return f"{path} is {file_kind(mode)}, not a page to replace"
 
 
 def _page_names(stems: list[str]) -> list[str]:
@@ -388,7 +186,7 @@ def _page_names(stems: list[str]) -> list[str]:
 
 
 def _one(
-    src: _Source, out: Path, seat: int | None, annotator: AgentAnnotator | None
+    src: Source, out: Path, seat: int | None, annotator: AgentAnnotator | None
 ) -> dict[str, Any] | None:
     """Write the page of ``src`` to ``out``; its index entry, or None (reported on stderr)."""
     try:
@@ -412,7 +210,7 @@ def _many(
     if out_dir.exists() and not out_dir.is_dir():
         p.error(f"-o {out_dir} is not a directory")
     room = args.limit if args.limit is not None else MAX_RECORDS
-    sources = _sources(paths, room + 1)
+    sources = record_sources(paths, room + 1)
     if len(sources) > room:
         if args.limit is None:
             print(
@@ -474,9 +272,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         out_dir = args.output if args.output is not None else Path(f"{src.resolve().name}-replays")
         return _many(p, args, paths, out_dir, src.resolve().name, annotator)
-    if _is_jsonl(src):
+    if is_jsonl(src):
         try:  # a file that cannot be read at all gets no output directory
-            os.close(_open_regular(src))
+            os.close(open_regular(src))
         except ValueError as exc:
             print(f"{PROG}: {src}: {exc}", file=sys.stderr)
             return 1
@@ -490,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     problem = _output_problem(out)
     if problem:
         p.error(problem)
-    entry = _one(_file_source(src), out, args.seat, annotator)
+    entry = _one(file_source(src), out, args.seat, annotator)
     if entry is None:
         return 1
     print(f"wrote {out} ({entry['actions']} decisions)")

@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from sichuan_env.agents.eval.evaluate import block_seed, make_lineup_agents
-from sichuan_env.train.data.dataset import FORMAT, LABEL_SHAPES, decision_schema
+from sichuan_env.train.data.schema import FORMAT, LABEL_SHAPES, decision_schema
 
 from sichuan_env import PRESETS, RuleConfig
 from sichuan_env._cli import dir_problem, int_arg, run

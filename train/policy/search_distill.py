@@ -22,7 +22,8 @@ decisions labelled and by the four seats, estimates the points per hand a
 seat gains over the heuristic (first order: one step of policy
 improvement, the performance-difference identity), with a 95% interval
 over hands. The best held-out checkpoint
-(regression error) is the one kept.
+(regression error) is the one kept. The objective and the held-out estimate
+are in ``sichuan_env.train.policy.distill_objective``.
 
     python -m sichuan_env.train.policy.search_distill --labels runs/labels --init runs/bcp/last.pt --run runs/sd
 """
@@ -38,7 +39,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from sichuan_env.agents.nn.features import heuristic_choices
 from sichuan_env.agents.nn.policy import PolicyNet
 from sichuan_env.agents.nn.torch_agent import load_network
 from sichuan_env.agents.registry import make_agent
@@ -53,6 +53,14 @@ from sichuan_env.train.common import (
     setup,
 )
 from sichuan_env.train.policy.bc import teacher_stream
+from sichuan_env.train.policy.distill_objective import (
+    MARGINS,
+    distill_loss,
+    margin_table,
+    prepare,
+    tensors,
+    val_loss,
+)
 from sichuan_env.train.policy.search_labels import load_labels, read_label_meta
 
 from sichuan_env import RuleConfig
@@ -60,7 +68,6 @@ from sichuan_env._cli import MAX_SEED, dir_problem, fail, float_arg, int_arg, ru
 from sichuan_env.engine.actions import DISCARD, HU
 from sichuan_env.envs.vector import VectorEnv
 
-MARGINS = (0.2, 0.3, 0.5, 0.75, 1.0, 1.5)
 PROG = "sichuan_env.train.policy.search_distill"
 COUNTERS = {"epoch": int, "samples": int, "wall_clock_s": float, "best_val": BEST}
 """The run's counters (``state.pt``) and their types."""
@@ -89,126 +96,6 @@ def anchor_rows(decisions: int, seed: int, envs: int = 256) -> dict[str, np.ndar
         "cands": cands, "gain": zeros, "se": zeros.copy(), "base": np.zeros(n, np.int8),
         "hand": np.full(n, -1, np.int64), "seat": np.zeros(n, np.int8),
     }  # fmt: skip
-
-
-def dense_targets(cands: np.ndarray, gain: np.ndarray, base: np.ndarray):
-    """``(is_candidate bool[N, 88], gain float32[N, 88], base_action int64[N])`` of label rows."""
-    n = len(cands)
-    c = cands.astype(np.int64)
-    ok = c >= 0
-    rows = np.repeat(np.arange(n), ok.sum(1))
-    is_c = np.zeros((n, 88), bool)
-    g = np.zeros((n, 88), np.float32)
-    is_c[rows, c[ok]] = True
-    g[rows, c[ok]] = gain[ok]
-    return is_c, g, c[np.arange(n), base.astype(np.int64)]
-
-
-def raw_logits(net: PolicyNet, obs: torch.Tensor, aux: torch.Tensor | None) -> torch.Tensor:
-    """The network's own logits, without the heuristic prior."""
-    none = torch.full((len(obs),), -1, dtype=torch.long)
-    return net.logits(obs, aux, prior=none)
-
-
-def distill_loss(net, obs, aux, mask, is_c, gain, base, floor: float, hinge_coef: float):
-    """``(loss, regression part, hinge part)`` of a batch (tensors as from ``dense_targets``)."""
-    lg = raw_logits(net, obs, aux).float()
-    diff = lg - lg.gather(1, base[:, None])
-    other = torch.ones_like(is_c)
-    other[torch.arange(len(base)), base] = False
-    reg_m = is_c & other
-    reg = ((diff - gain) ** 2)[reg_m].sum() / max(int(reg_m.sum()), 1)
-    hin_m = (mask != 0) & ~is_c
-    hinge = (torch.relu(diff + floor) ** 2)[hin_m].sum() / max(int(hin_m.sum()), 1)
-    return reg + hinge_coef * hinge, reg, hinge
-
-
-@torch.no_grad()
-def choices(net: PolicyNet, data: dict, margin: float, batch: int = 4096) -> np.ndarray:
-    """The greedy action per row with the heuristic's action boosted by ``margin`` points."""
-    out = []
-    for i in range(0, len(data["obs"]), batch):
-        sl = slice(i, i + batch)
-        lg = raw_logits(net, torch.from_numpy(data["obs"][sl]), torch.from_numpy(data["aux"][sl]))
-        lg = lg.float()
-        lg[torch.arange(len(lg)), torch.from_numpy(data["base_act"][sl])] += margin
-        lg[torch.from_numpy(data["mask"][sl] == 0)] = -float("inf")
-        out.append(lg.argmax(1).numpy())
-    return np.concatenate(out) if out else np.zeros(0, np.int64)
-
-
-def margin_table(net: PolicyNet, val: dict, p_label: float, margins=MARGINS) -> list[dict]:
-    """Per margin: estimated points per seat-hand over the heuristic (95% CI over hands), deviation rate.
-
-    Rows come from all four seats of each held-out hand: a hand's gains are
-    summed, divided by ``p_label`` (the share of decisions labelled) and by 4
-    (seats). A first-order estimate (gains of one deviation from heuristic
-    play, off-candidate choices scored 0), noisy; the duplicate match decides.
-    ``deviation_rate`` is over the held-out labelled own-turn decisions.
-    """
-    hands, inv = np.unique(val["hand"], return_inverse=True)
-    out = []
-    for m in margins:
-        a = choices(net, val, m)
-        g = val["gain_d"][np.arange(len(a)), a]
-        off = ~val["is_c"][np.arange(len(a)), a]
-        per_hand = np.bincount(inv, weights=g, minlength=len(hands)) / (4 * p_label)
-        mean = float(per_hand.mean())
-        half = (
-            float(1.96 * per_hand.std(ddof=1) / np.sqrt(len(hands)))
-            if len(hands) > 1
-            else float("nan")
-        )
-        out.append({
-            "margin": m, "gain_per_hand": mean, "ci95": half,
-            "deviation_rate": float((a != val["base_act"]).mean()), "off_candidate": int(off.sum()),
-        })  # fmt: skip
-    return out
-
-
-def prepare(rows: dict, net: PolicyNet) -> dict:
-    """Label rows with dense targets and the network's aux features.
-
-    Raises:
-        ValueError: a row's heuristic action (``cands[base]``) is not what
-            ``HeuristicAgent`` plays on its observation and mask (rows that do not belong together).
-    """
-    is_c, g, base_act = dense_targets(rows["cands"], rows["gain"], rows["base"])
-    obs = np.ascontiguousarray(rows["obs"])
-    bad = heuristic_choices(obs, rows["mask"]) != base_act
-    if bad.any():
-        raise ValueError(
-            f"{int(bad.sum())} label rows whose heuristic action does not match their observation"
-        )
-    aux = net.aux_of(torch.from_numpy(obs)) if net.config.aux else None
-    aux_np = aux.numpy() if aux is not None else np.zeros((len(obs), 0), np.float32)
-    return {"obs": obs, "aux": aux_np, "mask": rows["mask"], "is_c": is_c, "gain_d": g,
-            "base_act": base_act, "hand": rows["hand"]}  # fmt: skip
-
-
-def _tensors(data: dict, idx: np.ndarray):
-    aux = torch.from_numpy(data["aux"][idx]) if data["aux"].shape[1] else None
-    return (
-        torch.from_numpy(data["obs"][idx]), aux, torch.from_numpy(data["mask"][idx]),
-        torch.from_numpy(data["is_c"][idx]), torch.from_numpy(data["gain_d"][idx]),
-        torch.from_numpy(data["base_act"][idx]),
-    )  # fmt: skip
-
-
-@torch.no_grad()
-def val_loss(net: PolicyNet, val: dict, floor: float, batch: int = 4096) -> float:
-    """Held-out regression error (points squared): each batch's mean over its non-base candidates, weighted by its rows.
-
-    (Batches hold 4096 rows, so this is close to the mean over all targets;
-    it picks the kept epoch, and is left as is so that runs stay reproducible.)
-    """
-    tot, n = 0.0, 0
-    for i in range(0, len(val["obs"]), batch):
-        idx = np.arange(i, min(i + batch, len(val["obs"])))
-        _, reg, _ = distill_loss(net, *_tensors(val, idx), floor, 0.0)
-        tot += float(reg) * len(idx)
-        n += len(idx)
-    return tot / max(n, 1)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -322,7 +209,7 @@ def main(argv: list[str] | None = None) -> dict:
         regs, hinges = [], []
         steps = range(0, len(order), args.batch)
         for i in track(steps, description=f"distill epoch {counters['epoch'] + 1}"):
-            loss, reg, hinge = distill_loss(net, *_tensors(train, order[i : i + args.batch]),
+            loss, reg, hinge = distill_loss(net, *tensors(train, order[i : i + args.batch]),
                                             args.floor, args.hinge_coef)  # fmt: skip
             opt.zero_grad()
             loss.backward()

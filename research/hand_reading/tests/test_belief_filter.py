@@ -254,16 +254,19 @@ def test_redraw_keeps_the_tiles_and_the_public_history(seat):
     fixed = np.ones(108, dtype=bool)
     fixed[movable] = False
     fixed[v.undrawn] = False
-    for p in movable[::3]:
+    moved = 0
+    for p in movable:
         before = wall.copy()
         e, n = redraw(p, v.undrawn, 0, 0, 0.7, rng, states, ck, ckv, wall, *args)
         assert e == 0 and n >= 2
         assert np.array_equal(np.sort(wall), np.sort(before))  # the same 108 tiles
         changed = np.flatnonzero(wall != before)
         assert changed.size in (0, 2)
+        moved += changed.size == 2
         assert set(changed) <= {p, *v.undrawn}
         assert np.array_equal(wall[fixed], before[fixed])
         assert energy(g, seat, d, wall) == 0
+    assert moved > 0  # some redraw did trade a tile (a sampler that never moves fails here)
     g2 = heuristic_game(11)
     assert energy(g2, seat, d, g2.state["wall"]) == 0  # the true wall is consistent
 
