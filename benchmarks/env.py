@@ -21,14 +21,14 @@ from pathlib import Path
 
 import numba
 import numpy as np
+from sichuan_env.agents import Agent
+from sichuan_env.agents.registry import describe, make_agent
 
 import sichuan_env
 from benchmarks import engine_peers
 from benchmarks.common import check_json_arg, log, print_table, write_results
 from sichuan_env._cli import float_arg, int_arg
 from sichuan_env._jit import njit
-from sichuan_env.agents import Agent
-from sichuan_env.agents.registry import describe, make_agent
 from sichuan_env.envs.vector import VectorEnv
 
 

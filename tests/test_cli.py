@@ -133,7 +133,11 @@ def test_console_scripts_point_at_entry_points():
     section = text.split("[project.scripts]", 1)[1].split("\n[", 1)[0]
     scripts = dict(re.findall(r'^([\w-]+) = "([\w.:]+)"$', section, flags=re.MULTILINE))
     assert set(scripts) == {
-        "sichuan-play", "sichuan-replay", "sichuan-eval", "sichuan-ladder", "sichuan-viewer"
+        "sichuan-play",
+        "sichuan-replay",
+        "sichuan-eval",
+        "sichuan-ladder",
+        "sichuan-viewer",
     }
     for target in scripts.values():
         module, _, attr = target.partition(":")

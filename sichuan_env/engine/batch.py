@@ -60,7 +60,9 @@ HAND_DONE = 2
 def reset_batch(states, seed_base, hand_no, masks, rules, flags) -> None:
     """Deal hand ``hand_no[i]`` of every slot and fill its legal mask."""
     for i in numba.prange(states.shape[0]):
-        deal_seed(states, i, seed_base[i] + np.uint64(hand_no[i]) * SEED_STRIDE, rules)
+        # int64 index: the parfor's two typing passes see int64 then uint64, which compiled
+        # every callee (the whole engine) twice
+        deal_seed(states, np.int64(i), seed_base[i] + np.uint64(hand_no[i]) * SEED_STRIDE, rules)
         legal_mask(states[i], rules, flags, masks[i])
 
 
@@ -99,7 +101,7 @@ def step_one(
             for k in range(st.n_log):
                 last_log[k + 1] = st.log[k]
         hand_no[i] += 1
-        deal_seed(states, i, seed + np.uint64(hand_no[i]) * SEED_STRIDE, rules)
+        deal_seed(states, np.int64(i), seed + np.uint64(hand_no[i]) * SEED_STRIDE, rules)
     legal_mask(st, rules, flags, mask)
     return code
 
@@ -118,7 +120,7 @@ def step_batch(
     for i in numba.prange(states.shape[0]):
         code = step_one(
             states,
-            i,
+            np.int64(i),  # one signature for both typing passes (see reset_batch)
             actions[i],
             masks[i],
             seed_base[i],
@@ -211,7 +213,7 @@ def _soak_chunk(states, masks, seeds, start, out, policy, rules, flags, waits, d
     n = min(states.shape[0], seeds.shape[0] - start)
     for j in numba.prange(n):
         out[start + j] = _soak_one(
-            states, j, seeds[start + j], masks[j], policy, rules, flags, waits, dist
+            states, np.int64(j), seeds[start + j], masks[j], policy, rules, flags, waits, dist
         )
 
 

@@ -91,5 +91,5 @@ def play_batch(states, seeds, policy: int, rules, flags, waits, dist) -> np.ndar
     n = states.shape[0]
     out = np.zeros(n, dtype=np.int64)
     for i in numba.prange(n):
-        out[i] = play(states, i, seeds[i], policy, rules, flags, waits, dist)
+        out[i] = play(states, np.int64(i), seeds[i], policy, rules, flags, waits, dist)
     return out

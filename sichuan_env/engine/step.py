@@ -100,4 +100,4 @@ def decide_at(states, i: int, action: int, rules, flags, waits, mask, deltas) ->
         for s in range(4):
             deltas[s] = st.scores[s] - deltas[s]
     legal_mask(st, rules, flags, mask)
-    return -1 if st.phase == PH_OVER else np.int64(st.to_act)
+    return -1 if st.phase == PH_OVER else int(st.to_act)

@@ -127,7 +127,7 @@ from .render import render_rgb, render_seat
 AGENTS = [f"player_{i}" for i in range(4)]
 _SEATS = {a: i for i, a in enumerate(AGENTS)}
 _NO_DELTAS = [0, 0, 0, 0]
-_NO_REWARDS = dict.fromkeys(AGENTS, 0)
+_NO_REWARDS: dict[str, float] = dict.fromkeys(AGENTS, 0)
 RENDER_MODES = ("human", "ansi", "rgb_array")
 ILLEGAL_ACTION_MODES = ("raise", "penalize", "terminate")
 
@@ -524,7 +524,8 @@ class raw_env(AECEnv):
         if deltas == _NO_DELTAS:  # most decisions move no points
             self.rewards = dict(_NO_REWARDS)
         else:
-            self.rewards = rewards = dict(zip(AGENTS, deltas, strict=True))
+            rewards: dict[str, float] = dict(zip(AGENTS, deltas, strict=True))
+            self.rewards = rewards
             for a in AGENTS:  # PettingZoo's _accumulate_rewards: every agent stays to the end
                 cumulative[a] += rewards[a]
         if seat < 0:

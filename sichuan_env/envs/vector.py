@@ -54,8 +54,8 @@ def _step_all(
 ) -> None:  # fmt: skip
     for i in numba.prange(states.shape[0]):
         seed = seed_base[i] + np.uint64(hand_no[i]) * SEED_STRIDE
-        code = step_one(
-            states, i, actions[i], masks[i], seed_base[i], hand_no, rewards[i], final[i],
+        code = step_one(  # an int64 index: the engine compiled once, as in the serial callers
+            states, np.int64(i), actions[i], masks[i], seed_base[i], hand_no, rewards[i], final[i],
             last_log[i], True, rules, flags, waits,
         )  # fmt: skip
         done[i] = code == HAND_DONE
