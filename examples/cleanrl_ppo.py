@@ -15,6 +15,7 @@ hands against the heuristics and reports points per hand.
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from dataclasses import dataclass
 
@@ -45,6 +46,7 @@ class Args:
     max_grad_norm: float = 0.5
     reward_scale: float = 0.1
     eval_hands: int = 64
+    metrics: str = ""  # a JSONL file: one row per update (empty: none)
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
@@ -186,6 +188,9 @@ def train(args: Args) -> tuple[Agent, list[dict[str, float]]]:
         }
         log.append(row)
         print({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}, flush=True)
+        if args.metrics:
+            with open(args.metrics, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(row) + "\n")
     envs.close()
     return agent, log
 
@@ -196,6 +201,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     agent, log = train(args)
     points = evaluate(agent, args.eval_hands, seed=args.seed + 10_000)
     print(f"greedy policy: {points:+.3f} points per hand against 3 heuristics", flush=True)
+    if args.metrics:
+        with open(args.metrics, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"eval_hands": args.eval_hands, "points_per_hand": points}) + "\n")
     return {"updates": len(log), "points_per_hand": points}
 
 
