@@ -182,6 +182,10 @@ def train(args: Args) -> tuple[Agent, list[dict[str, float]]]:
             "env_steps": update * batch,
             "decisions": size,
             "hands_finished": float(dones.sum()),
+            # the sampling policy's points per hand: the window's rewards over its finished hands
+            "points_per_hand": float(rewards.sum())
+            / max(float(dones.sum()), 1.0)
+            / args.reward_scale,
             "policy_loss": float(pg),
             "value_loss": float(v_loss),
             "steps_per_s": update * batch / (time.perf_counter() - start),
