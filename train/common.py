@@ -38,6 +38,7 @@ from sichuan_env.agents.nn.torch_agent import (
 )
 
 from sichuan_env import RuleConfig
+from sichuan_env._cli import fail
 from sichuan_env.threads import set_threads
 
 
@@ -273,6 +274,20 @@ def save_run(
     torch.save({"optimizer": opt.state_dict(), "counters": counters}, tmp)
     tmp.replace(run / "state.pt")
     return path
+
+
+def save_run_or_fail(
+    prog: str, run_dir: Path, net: PolicyNet, opt: Any, counters: dict, meta: dict,
+    name: str = "last",
+) -> None:  # fmt: skip
+    """``save_run``; non-finite weights or optimizer state end the run (exit 1), files untouched."""
+    try:
+        save_run(run_dir, net, opt, counters, meta, name)
+    except ValueError as exc:
+        fail(
+            prog,
+            f"{exc} (the run diverged; try a smaller --lr); {run_dir} keeps its last good files",
+        )
 
 
 def load_run(

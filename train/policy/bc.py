@@ -47,7 +47,7 @@ from sichuan_env.train.common import (
     command_line,
     git_commit,
     load_run,
-    save_run,
+    save_run_or_fail,
     setup,
 )
 
@@ -172,19 +172,6 @@ def collect_validation(
         got += len(part[2])
     pick = np.sort(np.random.default_rng(seed).choice(got, size=n, replace=False))
     return tuple(np.concatenate([p[k] for p in parts])[pick] for k in range(3))  # type: ignore[return-value]
-
-
-def _save(
-    run_dir: Path, net: PolicyNet, opt, counters: dict, meta: dict, name: str = "last"
-) -> None:
-    """``save_run``; non-finite weights or optimizer state end the run (exit 1), files untouched."""
-    try:
-        save_run(run_dir, net, opt, counters, meta, name)
-    except ValueError as exc:
-        fail(
-            PROG,
-            f"{exc} (the run diverged; try a smaller --lr); {run_dir} keeps its last good files",
-        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -327,10 +314,10 @@ def main(argv: list[str] | None = None) -> dict:
             meta.update(
                 wall_clock_s=counters["wall_clock_s"], val_acc=val_acc, epoch=counters["epoch"]
             )
-            _save(args.run, net, opt, counters, meta)
+            save_run_or_fail(PROG, args.run, net, opt, counters, meta)
             if val_acc > counters["best_acc"]:
                 counters["best_acc"] = val_acc
-                _save(args.run, net, opt, counters, meta, name="best")
+                save_run_or_fail(PROG, args.run, net, opt, counters, meta, name="best")
             log.write(counters["samples"], **row)  # once the epoch is saved
             info = f"val acc {val_acc:.3f} loss {val_loss:.3f} ({counters['decisions']} decisions)"
             bar.update(task, completed=counters["epoch"], info=info)

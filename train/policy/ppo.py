@@ -70,7 +70,7 @@ from sichuan_env.train.common import (
     git_commit,
     load_reference,
     load_run,
-    save_run,
+    save_run_or_fail,
     setup,
 )
 from sichuan_env.train.policy.rollout import Buffer, Collector, gae
@@ -169,19 +169,6 @@ def ppo_update(
     out["adv_mean"] = float(adv_np.mean()) if n else 0.0
     out["return_mean"] = float(ret_np.mean()) if n else 0.0
     return out
-
-
-def _save(
-    run_dir: Path, net: PolicyNet, opt, counters: dict, meta: dict, name: str = "last"
-) -> None:
-    """``save_run``; non-finite weights or optimizer state end the run (exit 1), files untouched."""
-    try:
-        save_run(run_dir, net, opt, counters, meta, name)
-    except ValueError as exc:
-        fail(
-            PROG,
-            f"{exc} (the run diverged; try a smaller --lr); {run_dir} keeps its last good files",
-        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -402,8 +389,8 @@ def main(argv: list[str] | None = None) -> dict:
                 meta.update(ev)
                 if ev["eval_points_per_hand"] > counters["best_eval"]:
                     counters["best_eval"] = ev["eval_points_per_hand"]
-                    _save(args.run, net, opt, counters, meta, name="best")
-            _save(args.run, net, opt, counters, meta)
+                    save_run_or_fail(PROG, args.run, net, opt, counters, meta, name="best")
+            save_run_or_fail(PROG, args.run, net, opt, counters, meta)
             log.write(counters["decisions"], **row)  # once the iteration is saved
             info = f"{row['decisions_per_s']:.0f} dec/s kl_ref {stats.get('kl_ref', 0):.3f}"
             if "eval_points_per_hand" in row:

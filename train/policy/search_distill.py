@@ -49,7 +49,7 @@ from sichuan_env.train.common import (
     command_line,
     git_commit,
     load_run,
-    save_run,
+    save_run_or_fail,
     setup,
 )
 from sichuan_env.train.policy.bc import teacher_stream
@@ -232,10 +232,10 @@ def main(argv: list[str] | None = None) -> dict:
                "best_margin": best["margin"], "val_gain_per_hand": best["gain_per_hand"],
                "val_ci95": best["ci95"], "wall_clock_s": counters["wall_clock_s"]}  # fmt: skip
         meta.update(wall_clock_s=counters["wall_clock_s"], epoch=counters["epoch"])
-        _save(args.run, net, opt, counters, meta)
+        save_run_or_fail(PROG, args.run, net, opt, counters, meta)
         if vl < counters["best_val"]:
             counters["best_val"] = vl
-            _save(args.run, net, opt, counters, meta, name="best")
+            save_run_or_fail(PROG, args.run, net, opt, counters, meta, name="best")
         if log is None:
             log = MetricLog(args.run / "metrics.jsonl")
         log.write(counters["samples"], **row)
@@ -255,19 +255,6 @@ def _best(table: list[dict], key: str) -> dict:
     if bad:
         fail(PROG, f"the {key} of margins {bad} is not finite: no margin can be chosen")
     return max(table, key=lambda r: r[key])
-
-
-def _save(
-    run_dir: Path, net: PolicyNet, opt, counters: dict, meta: dict, name: str = "last"
-) -> None:
-    """``save_run``; non-finite weights or optimizer state end the run (exit 1), files untouched."""
-    try:
-        save_run(run_dir, net, opt, counters, meta, name)
-    except ValueError as exc:
-        fail(
-            PROG,
-            f"{exc} (the run diverged; try a smaller --lr); {run_dir} keeps its last good files",
-        )
 
 
 def finish(args: argparse.Namespace, val: dict, p_label: float, meta: dict) -> dict:
