@@ -1,12 +1,13 @@
 """``SearchAgent``: a rule-based style improved by determinized rollout search (``sichuan_env.agents.search.rollout``).
 
-At each of its own turns (discard / kong / win) the agent scores its
+At each of its own turns (discard / kong / win), and with ``claims=True`` at
+each claim answer (hu / pong / kong / pass), the agent scores its
 candidate actions by playing the hand to the end from ``samples`` redrawn
 versions of what it cannot see (each the best of ``draws`` draws, see
 ``sichuan_env.agents.search.rollout.determinize_best``), every seat playing the style; it
 leaves the style's own action only for a candidate whose mean gain is more
-than ``z`` standard errors above it. Claims and setup decisions are the
-style's. All in numba, parallel over the rows of a batch.
+than ``z`` standard errors above it. Setup decisions (换三张, 定缺), and
+claims unless ``claims=True``, are the style's. All in numba, parallel over the rows of a batch.
 
 The agent reads the engine state (``reads_state = True``): hosts that hold
 the states call ``act_states(states, masks, rules)`` (``sichuan_env.agents.eval.evaluate``,
@@ -60,7 +61,7 @@ def search_rows(states, scratch, seed: np.uint64, knobs, env, out) -> None:
 
     ``scratch`` is a ``STATE_DTYPE[N, 2]`` work area.
     """
-    n_samples, draws, gap, z = knobs
+    n_samples, draws, gap, z, claims = knobs
     styles, rules, flags, waits, dist = env
     n = states.shape[0]
     raw_states = states.view(np.uint8).reshape(n, -1)
@@ -74,7 +75,7 @@ def search_rows(states, scratch, seed: np.uint64, knobs, env, out) -> None:
         vals = np.zeros((max(n_samples, 1), MAX_CANDIDATES), dtype=np.float64)
         r = _public_seed(states[i], seed)
         a = search_action(
-            work, raw, raw_states[i], n_samples, draws, gap, z, r,
+            work, raw, raw_states[i], n_samples, draws, gap, z, claims, r,
             styles, rules, flags, waits, obs, mask, dist, cands, gains, vals,
         )  # fmt: skip
         if a < 0:
@@ -93,6 +94,8 @@ class SearchAgent(BaseAgent):
         gap: candidates: discards within ``gap`` shanten of the best (-1: every legal discard).
         z: standard errors a candidate's gain must clear to replace the style's action (>= 0).
         style: the rule-based style searched over and played by every seat in rollouts.
+        claims: search the answers in claim and robbing windows too (hu, pong, kong, pass;
+            passing a win for a bigger one is legal), not only own turns.
         rules: the ruleset the states are played under (default docs/rules.md §9).
     """
 
@@ -109,6 +112,7 @@ class SearchAgent(BaseAgent):
         z: float = 1.0,
         style: str = "heuristic",
         rules: RuleConfig | None = None,
+        claims: bool = False,
     ) -> None:
         for name, v, lo, hi in (
             ("samples", samples, 1, 4096),
@@ -121,6 +125,9 @@ class SearchAgent(BaseAgent):
                 raise ValueError(f"{name} must be in {lo}..{hi}, got {v}")
         if isinstance(z, bool) or not isinstance(z, (int, float)) or not 0 <= z < float("inf"):
             raise ValueError(f"z must be a finite number >= 0, got {z!r}")
+        if not isinstance(claims, (bool, np.bool_)):
+            raise InputTypeError(f"claims must be True or False, got {claims!r}")
+        self.claims = bool(claims)
         if style not in STYLES:
             raise ValueError(f"style must be one of {sorted(STYLES)}, got {style!r}")
         rules = RuleConfig() if rules is None else rules
@@ -169,7 +176,7 @@ class SearchAgent(BaseAgent):
             raise ValueError(f"masks has {len(masks)} rows for {len(states)} states")
         rows = np.ascontiguousarray(states)
         out = np.empty(len(rows), dtype=np.int64)
-        knobs = (self.samples, self.draws, self.gap, self.z)
+        knobs = (self.samples, self.draws, self.gap, self.z, self.claims)
         scratch = np.zeros((len(rows), 2), dtype=STATE_DTYPE)
         search_rows(rows, scratch, self._seed, knobs, self._env, out)
         bad = (out < 0) | (out >= masks.shape[1])
@@ -183,3 +190,8 @@ class SearchAgent(BaseAgent):
             "SearchAgent searches over the engine state: call act_states(states, masks) "
             "(sichuan_env.agents.eval.evaluate does); it cannot act from observations alone"
         )
+
+
+def search_claims(seed: int | None = None) -> SearchAgent:
+    """``SearchAgent(seed, claims=True)``: own turns and claim answers searched (the ``search-claims`` agent)."""
+    return SearchAgent(seed, claims=True)

@@ -1,11 +1,12 @@
 """Hands played with one searching seat, in numba: duplicate matches and search diagnostics.
 
 ``play_hand`` deals a wall, lets seat ``search_seat`` choose its own-turn
-actions by rollout search (``sichuan_env.agents.search.rollout``) and every other decision (its
-claims and setup, all other seats) by the seats' rule-based styles, and
+actions (and, with the ``claims`` knob, its claim answers) by rollout search
+(``sichuan_env.agents.search.rollout``) and every other decision (its setup,
+all other seats) by the seats' rule-based styles, and
 returns the searcher's points. ``play_batch`` runs many (wall, seat) jobs
 in parallel over the cores. ``env`` is the tuple ``(styles, rules, flags,
-waits, dist)`` and ``knobs`` the search settings ``(n_samples, draws, gap, z)``.
+waits, dist)`` and ``knobs`` the search settings ``(n_samples, draws, gap, z, claims)``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 from sichuan_env.agents.rule_based.fused import run_styles, style_action
-from sichuan_env.agents.search.rollout import MAX_CANDIDATES, search_action
+from sichuan_env.agents.search.rollout import MAX_CANDIDATES, search_action, window_open
 
 from sichuan_env._jit import njit
 from sichuan_env.engine.deal import deal_seed, splitmix64
@@ -61,7 +62,7 @@ def play_hand(
     from the style, their summed ``advantage`` over the style). A
     *deviation* is a searched action other than the style's own.
     """
-    n_samples, draws, gap, z = knobs
+    n_samples, draws, gap, z, claims = knobs
     styles, rules, flags, waits, dist = env
     deal_seed(games, i, seed, rules)
     st = games[i]
@@ -76,10 +77,10 @@ def play_hand(
     gain = 0.0
     while st.phase != PH_OVER:
         a = -1
-        if st.to_act == search_seat and st.phase == PH_TURN:
+        if st.to_act == search_seat and (st.phase == PH_TURN or (claims and window_open(st))):
             rng, r = splitmix64(rng)
             a = search_action(
-                scratch, raw, raw_games[i], n_samples, draws, gap, z, r,
+                scratch, raw, raw_games[i], n_samples, draws, gap, z, claims, r,
                 styles, rules, flags, waits, obs, mask, dist, cands, gains, vals,
             )  # fmt: skip
             searched += 1

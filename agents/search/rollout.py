@@ -17,7 +17,10 @@ and the undrawn wall, pooled) again: shuffled, each opponent refilled to its
 count, the rest becoming the wall in a new order. One visible constraint is
 kept: an opponent whose last discard was outside its declared void suit holds
 no tile of that suit (RULES: void tiles go first). Opponents' 过胡 memory is
-cleared (it is not public). Nothing of the drawn sample depends on hidden
+cleared (it is not public). At a claim (or robbing) decision the window is
+opened again on the redrawn hands (who else may claim, and with what, is
+hidden), and the seats asked before ``me`` answer by their style
+(``reopen_window``): their answers so far are hidden too. Nothing of the drawn sample depends on hidden
 information: its pool is the multiset of unseen tiles, which ``me`` can count.
 
 Kernels only; ``sichuan_env.agents.search.agent`` and ``train.expert`` drive them.
@@ -30,11 +33,12 @@ from sichuan_env.agents.eval.metrics import paired_stats
 from sichuan_env.agents.rule_based.fused import run_styles, style_action
 
 from sichuan_env._jit import njit
-from sichuan_env.engine.actions import DISCARD, HU, SELF_KONG
-from sichuan_env.engine.core import void_of
+from sichuan_env.engine.actions import DISCARD, HU, PASS, PONG, SELF_KONG
+from sichuan_env.engine.claims import open_window
+from sichuan_env.engine.core import void_of, window_ctx
 from sichuan_env.engine.deal import splitmix64
 from sichuan_env.engine.legal import legal_mask
-from sichuan_env.engine.state import PH_TURN
+from sichuan_env.engine.state import PH_CLAIM, PH_ROB, PH_TURN
 from sichuan_env.engine.step import apply
 from sichuan_env.kernels.shanten import shanten
 
@@ -156,6 +160,50 @@ def determinize(st, me: int, rng: np.uint64) -> np.uint64:
 
 
 @njit
+def window_open(st) -> bool:
+    """True in a claim or robbing window (a discard or an added kong awaiting answers)."""
+    return st.phase == PH_CLAIM or st.phase == PH_ROB
+
+
+@njit
+def reopen_window(st, me: int, styles, rules, flags, waits, obs, mask, dist) -> bool:
+    """Open a claim or robbing window again on a determinized state; False if ``me`` is not asked.
+
+    The seats asked, their options and their answers before ``me`` depend on
+    hidden hands: the window is rebuilt from the redrawn hands (same tile,
+    same context) and the seats before ``me`` answer by ``styles``.
+    """
+    melds = st.phase == PH_CLAIM
+    open_window(st, st.claim_from, st.claim_tile, window_ctx(st), melds, rules, flags)
+    while (st.phase == PH_CLAIM or st.phase == PH_ROB) and st.to_act != me:
+        a = style_action(st, styles[st.to_act], rules, flags, obs, mask, dist)
+        if a < 0:
+            return False
+        apply(st, a, rules, flags, waits)
+    return (st.phase == PH_CLAIM or st.phase == PH_ROB) and st.to_act == me
+
+
+@njit
+def decision_candidates(st, rules, flags, mask, dist, gap: int, claims: bool, out) -> int:
+    """``candidates`` on an own turn; with ``claims``, every legal answer in a claim or robbing window.
+
+    A window's answers are hu, pong, kong and pass (passing a win is legal
+    in 血战: a bigger one may come). 0 for any other decision (setup).
+    """
+    if st.phase == PH_TURN:
+        return candidates(st, rules, flags, mask, dist, gap, out)
+    if not claims or (st.phase != PH_CLAIM and st.phase != PH_ROB):
+        return 0
+    legal_mask(st, rules, flags, mask)
+    n = 0
+    for a in range(PONG, PASS + 1):
+        if mask[a] and n < out.shape[0]:
+            out[n] = a
+            n += 1
+    return n
+
+
+@njit
 def candidates(st, rules, flags, mask, dist, gap: int, out) -> int:
     """The own-turn actions worth searching, into ``out``; returns their number.
 
@@ -216,14 +264,17 @@ def evaluate_candidates(
 
     ``scratch`` is a ``STATE_DTYPE`` array of 2 records and ``raw`` its byte
     view (``scratch.view(np.uint8).reshape(2, -1)``); ``orig`` is the bytes of
-    the state searched. ``vals[k, c]``: sample ``k``, candidate ``c`` (every
-    candidate meets the same samples).
+    the state searched (an own turn or a claim window). ``vals[k, c]``:
+    sample ``k``, candidate ``c`` (every candidate meets the same samples).
     """
     rng = seed
     for k in range(n_samples):
         raw[0, :] = orig
+        window = scratch[0].phase == PH_CLAIM or scratch[0].phase == PH_ROB
         base = scratch[0].scores[me]
         rng = determinize_best(scratch[0], me, rng, draws, rules, dist)
+        if window and not reopen_window(scratch[0], me, styles, rules, flags, waits, obs, mask, dist):
+            raw[0, :] = orig  # cannot happen (me's options are its own): keep the true window
         for c in range(n_cands):
             raw[1, :] = raw[0, :]
             st = scratch[1]
@@ -241,6 +292,7 @@ def search_action(
     draws: int,
     gap: int,
     z: float,
+    claims: bool,
     seed: np.uint64,
     styles,
     rules,
@@ -253,7 +305,10 @@ def search_action(
     gains,
     vals,
 ) -> int:
-    """The searched action of the seat to act in the state ``orig`` (bytes); -1 if not its turn.
+    """The searched action of the seat to act in the state ``orig`` (bytes); -1 if not searched.
+
+    Searched: own turns, and with ``claims`` the answers in claim and robbing
+    windows; -1 for any other decision (the caller plays the style's).
 
     The default is the seat's own style's action; a candidate replaces it
     only when its mean gain over the default (paired over the samples) is
@@ -264,10 +319,10 @@ def search_action(
     raw[0, :] = orig
     st = scratch[0]
     me = st.to_act
-    if st.phase != PH_TURN:
+    if st.phase != PH_TURN and not (claims and (st.phase == PH_CLAIM or st.phase == PH_ROB)):
         return -1
     default = style_action(st, styles[me], rules, flags, obs, mask, dist)
-    n = candidates(st, rules, flags, mask, dist, gap, cands)
+    n = decision_candidates(st, rules, flags, mask, dist, gap, claims, cands)
     base = -1
     for c in range(n):
         if cands[c] == default:

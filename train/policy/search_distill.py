@@ -65,7 +65,7 @@ from sichuan_env.train.policy.search_labels import load_labels, read_label_meta
 
 from sichuan_env import RuleConfig
 from sichuan_env._cli import MAX_SEED, dir_problem, fail, float_arg, int_arg, run
-from sichuan_env.engine.actions import DISCARD, HU
+from sichuan_env.engine.actions import DISCARD, HU, PASS, PONG
 from sichuan_env.envs.vector import VectorEnv
 
 PROG = "sichuan_env.train.policy.search_distill"
@@ -73,8 +73,13 @@ COUNTERS = {"epoch": int, "samples": int, "wall_clock_s": float, "best_val": BES
 """The run's counters (``state.pt``) and their types."""
 
 
-def anchor_rows(decisions: int, seed: int, envs: int = 256) -> dict[str, np.ndarray]:
-    """Heuristic self-play decisions that are not own-turn discards (claims, setup, wins) as single-candidate rows."""
+def anchor_rows(
+    decisions: int, seed: int, envs: int = 256, claims: bool = True
+) -> dict[str, np.ndarray]:
+    """Heuristic self-play decisions that are not own-turn discards (claims, setup, wins) as single-candidate rows.
+
+    ``claims=False`` leaves out claim answers (labels that search them hold their own).
+    """
     teacher = make_agent("heuristic", seed=seed)
     venv = VectorEnv(envs, seed=seed)
     stream = teacher_stream(teacher, venv, 64)
@@ -83,6 +88,8 @@ def anchor_rows(decisions: int, seed: int, envs: int = 256) -> dict[str, np.ndar
         o, m, a = next(stream)
         seen += len(a)
         keep = (m[:, DISCARD : DISCARD + 27].sum(1) == 0) | (m[:, HU] == 1)
+        if not claims:
+            keep &= m[:, PONG : PASS + 1].sum(1) == 0
         obs_l.append(o[keep, :83])
         mask_l.append(m[keep])
         act_l.append(a[keep])
@@ -98,15 +105,50 @@ def anchor_rows(decisions: int, seed: int, envs: int = 256) -> dict[str, np.ndar
     }  # fmt: skip
 
 
+def _labels_key(dirs: list[Path]) -> str:
+    """How a run records its label directories (one: the path, as before; several: joined by spaces)."""
+    return " ".join(map(str, dirs))
+
+
+HAND_STRIDE = 10**9
+"""Hand indices of the ``i``-th pooled label directory are offset by ``i * HAND_STRIDE * val_mod``."""
+
+
+def pooled_labels(dirs: list[Path], val_mod: int) -> tuple[dict[str, np.ndarray], dict]:
+    """The rows of every label directory, pooled, and the first one's ``meta.json``.
+
+    Hand indices stay distinct across directories (each is offset by a
+    multiple of ``val_mod``, so a hand keeps its held-out split).
+
+    Raises:
+        ValueError: a directory that cannot be read, or directories labelled at different ``p_label``.
+    """
+    parts, metas = [], []
+    for i, d in enumerate(dirs):
+        rows = load_labels(d)
+        if len(rows["hand"]) and rows["hand"].max() >= HAND_STRIDE:
+            raise ValueError(f"{d}: hand indices reach {HAND_STRIDE}")
+        rows["hand"] = rows["hand"] + i * HAND_STRIDE * val_mod
+        parts.append(rows)
+        metas.append(read_label_meta(d))
+    p_labels = {float(m["settings"]["p_label"]) for m in metas}
+    if len(p_labels) > 1:
+        raise ValueError(f"the label directories were made at different p_label {sorted(p_labels)}")
+    return {k: np.concatenate([r[k] for r in parts]) for k in parts[0]}, metas[0]
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m sichuan_env.train.policy.search_distill``."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0], prog=PROG)
     p.add_argument(
         "--labels",
         type=Path,
+        nargs="+",
         required=True,
-        help="sichuan_env.train.policy.search_labels directory",
+        help="label directories (sichuan_env.train.policy.search_labels or exit_labels; several are pooled)",
     )
+    p.add_argument("--no-anchor-claims", dest="anchor_claims", action="store_false",
+                   help="no heuristic claim answers as anchor rows (labels that search claims)")  # fmt: skip
     p.add_argument("--init", type=Path, help="a prior network checkpoint to start from")
     p.add_argument("--run", type=Path, required=True, help="output directory")
     p.add_argument("--resume", action="store_true", help="continue the run in --run")
@@ -139,8 +181,7 @@ def main(argv: list[str] | None = None) -> dict:
     if problem:
         p.error(f"--run: {problem}")
     try:
-        rows = load_labels(args.labels)
-        label_meta = read_label_meta(args.labels)
+        rows, label_meta = pooled_labels(args.labels, args.val_mod)
     except (OSError, ValueError) as exc:
         fail(PROG, f"--labels: {exc}")
     p_label = float(label_meta["settings"]["p_label"])
@@ -165,7 +206,7 @@ def main(argv: list[str] | None = None) -> dict:
             )
         except (OSError, ValueError) as exc:
             fail(PROG, f"--resume: {exc}")
-        for name, now in (("labels", str(args.labels)), ("val_mod", args.val_mod)):
+        for name, now in (("labels", _labels_key(args.labels)), ("val_mod", args.val_mod)):
             if doc.get(name) != now:
                 p.error(f"--resume: the run used {name} {doc.get(name)!r}, not {now!r}")
         init = str(doc.get("init"))
@@ -186,7 +227,7 @@ def main(argv: list[str] | None = None) -> dict:
         opt = make_opt(net)
         counters = {"epoch": 0, "samples": 0, "wall_clock_s": 0.0, "best_val": float("inf")}
     train_rows = {k: v[~is_val] for k, v in rows.items()}
-    anchor = anchor_rows(args.anchor_decisions, args.seed + 17)
+    anchor = anchor_rows(args.anchor_decisions, args.seed + 17, claims=args.anchor_claims)
     train_rows = {k: np.concatenate([train_rows[k], anchor[k]]) for k in train_rows}
     try:
         train = prepare(train_rows, net)
@@ -195,7 +236,7 @@ def main(argv: list[str] | None = None) -> dict:
         fail(PROG, f"--labels: {exc}")
     log: MetricLog | None = None  # opened once an epoch is saved: a failed run writes nothing
     meta = {"rules": RuleConfig().to_dict(), "method": "search_distill", "init": init,
-            "labels": str(args.labels), "val_mod": args.val_mod, "label_settings": label_meta["settings"],
+            "labels": _labels_key(args.labels), "val_mod": args.val_mod, "label_settings": label_meta["settings"],
             "label_rows": len(rows["hand"]), "command": command_line("sichuan_env.train.policy.search_distill"),
             "commit": git_commit()}  # fmt: skip
     rng = np.random.default_rng(args.seed + counters["epoch"])

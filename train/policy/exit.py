@@ -1,0 +1,237 @@
+"""Expert iteration, search ⇄ network, as one resumable pipeline.
+
+Each round ``k`` (1, 2, ...) takes round ``k-1``'s network (round 0: ``--init``,
+the shipped ``distill`` by default) and runs three stages:
+
+1. **labels** (``sichuan_env.train.policy.exit_labels``): hands played by that network, in
+   self-play and in one seat against three heuristics; at sampled own turns
+   and claim answers, every candidate (the search's, the heuristic's action and
+   the network's two best) is scored by paired determinized rollouts.
+2. **fit** (``sichuan_env.train.policy.search_distill``): the network is fitted to the
+   search's per-candidate values (soft targets: the regression of each
+   candidate's gain, not the argmax), starting from round ``k-1``'s weights, on
+   the labels of every round so far (``--no-aggregate``: this round's only);
+   the margin is chosen by a duplicate match.
+3. **eval**: duplicate matches of the new network against three heuristics and
+   against three copies of round ``k-1``'s network (``--eval-walls`` walls
+   × 4 rotations, 95% intervals).
+
+``RUN/exit.json`` holds the settings and each round's finished stages and
+results; it is rewritten (atomically) after every stage, and ``--resume``
+continues from the first unfinished one: label shards that exist are kept, an
+interrupted fit starts over (minutes), a finished match is not replayed. The
+driver prints where the run is and what is left. ``research/exit/plot.py``
+draws the rounds.
+
+    python -m sichuan_env.train.policy.exit --run runs/exit --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from sichuan_env import RuleConfig
+from sichuan_env._cli import MAX_SEED, dir_problem, fail, float_arg, int_arg, run
+
+PROG = "sichuan_env.train.policy.exit"
+STAGES = ("labels", "fit", "eval")
+SETTINGS = ("init", "hands", "samples", "p_label", "claims", "pool", "aggregate", "epochs",
+            "lr", "margins", "select_walls", "eval_walls", "anchor_decisions", "seed")  # fmt: skip
+"""The arguments a resumed run must keep (``--rounds`` and ``--threads`` may change)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m sichuan_env.train.policy.exit``."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0], prog=PROG)
+    p.add_argument("--run", type=Path, required=True, help="the run's directory")
+    p.add_argument("--resume", action="store_true", help="continue the run in --run")
+    p.add_argument("--rounds", type=int_arg(1, 1000), default=3, help="rounds to have finished (3)")
+    p.add_argument("--init", default="distill", help="round 0's network: a prior policy checkpoint or a shipped name (distill)")  # fmt: skip
+    p.add_argument("--hands", type=int_arg(1, 10**7), default=8192, help="hands labelled per round (8192)")  # fmt: skip
+    p.add_argument("--samples", type=int_arg(2, 4096), default=16, help="determinizations per labelled decision (16)")  # fmt: skip
+    p.add_argument("--p-label", type=float_arg(0, 1), default=0.35, help="share of searched decisions labelled (0.35)")  # fmt: skip
+    p.add_argument("--no-claims", dest="claims", action="store_false", help="search own turns only")
+    p.add_argument("--pool", type=float_arg(0, 1, include_lo=True), default=0.5, help="share of label hands against three heuristics (0.5)")  # fmt: skip
+    p.add_argument("--no-aggregate", dest="aggregate", action="store_false", help="fit each round on its own labels only")  # fmt: skip
+    p.add_argument("--epochs", type=int_arg(1, 1000), default=4, help="fit epochs per round (4)")
+    p.add_argument("--lr", type=float_arg(0, 1), default=1e-4, help="fit learning rate (1e-4)")
+    p.add_argument("--margins", type=float_arg(0, 1000, include_lo=True), nargs="+", default=[0.2, 0.3, 0.5], help="margins to choose from (0.2 0.3 0.5)")  # fmt: skip
+    p.add_argument("--select-walls", type=int_arg(0, 100_000), default=1500, help="walls per margin in the choice (1500)")  # fmt: skip
+    p.add_argument("--eval-walls", type=int_arg(1, 100_000), default=2500, help="walls per evaluation match (2500)")  # fmt: skip
+    p.add_argument("--anchor-decisions", type=int_arg(1, 10**8), default=300_000, help="heuristic decisions scanned for setup anchor rows (300000)")  # fmt: skip
+    p.add_argument("--seed", type=int_arg(0, MAX_SEED // 1000), default=0)
+    p.add_argument("--threads", type=int_arg(1, 1024), default=2)
+    return p
+
+
+def _init_path(init: str) -> Path:
+    from sichuan_env.agents.checkpoint import SHIPPED_DIR
+
+    shipped = Path(SHIPPED_DIR) / f"{init}.pt"
+    return shipped if "/" not in init and not init.endswith(".pt") and shipped.is_file() else Path(init)
+
+
+def network_of(run_dir: Path, settings: dict, k: int) -> Path:
+    """Round ``k``'s network (round 0: ``--init``)."""
+    if k == 0:
+        return _init_path(settings["init"])
+    return run_dir / f"round-{k:02d}" / "fit" / "distilled.pt"
+
+
+def read_state(run_dir: Path) -> dict[str, Any]:
+    """``RUN/exit.json``, checked: ``settings`` and ``rounds`` (a list of per-round dicts).
+
+    Raises:
+        ValueError: missing, unreadable, too large or malformed.
+    """
+    f = run_dir / "exit.json"
+    try:
+        if f.stat().st_size > 1 << 20:
+            raise ValueError(f"{f} is larger than 1 MB")
+        doc = json.loads(f.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ValueError(f"{f} cannot be read: {exc}") from None
+    if not (isinstance(doc, dict) and isinstance(doc.get("settings"), dict)
+            and isinstance(doc.get("rounds"), list) and all(isinstance(r, dict) for r in doc["rounds"])):  # fmt: skip
+        raise ValueError(f"{f} is not an expert-iteration state (settings, rounds)")
+    for i, r in enumerate(doc["rounds"]):
+        if r.get("round") != i + 1 or not isinstance(r.get("done"), list):
+            raise ValueError(f"{f}: round entry {i} is malformed")
+    return doc
+
+
+def write_state(run_dir: Path, doc: dict) -> None:
+    """Write ``RUN/exit.json`` whole, then rename it into place."""
+    tmp = run_dir / "exit.json.tmp"
+    tmp.write_text(json.dumps(doc, indent=1))
+    tmp.replace(run_dir / "exit.json")
+
+
+def match(new: Path, other: str | Path, walls: int, seed: int) -> dict[str, float]:
+    """``new`` in one seat against three ``other`` (a name or a checkpoint), duplicate; its statistics."""
+    from sichuan_env.agents.eval.evaluate import play_duplicate
+    from sichuan_env.agents.eval.match_stats import summarize
+    from sichuan_env.agents.registry import make_agent
+
+    agents = {"new": make_agent(str(new), seed), "other": make_agent(str(other), seed + 1)}
+    lineup = ["new", "other", "other", "other"]
+    records = play_duplicate(lineup, walls, RuleConfig(), seed, progress=True, agents=agents)
+    s = summarize(lineup, records, walls)["new"]
+    keys = ("points_per_hand", "ci95", "win_rate", "deal_in_rate")
+    return {k: float(s[k]) for k in keys} | {"walls": walls, "seed": seed}
+
+
+def run_round(run_dir: Path, doc: dict, k: int, threads: int) -> None:
+    """Finish round ``k``'s remaining stages, saving the state after each."""
+    from sichuan_env.train.policy import exit_labels, search_distill
+
+    s = doc["settings"]
+    if len(doc["rounds"]) < k:
+        doc["rounds"].append({"round": k, "done": [], "seconds": {}})
+    entry = doc["rounds"][k - 1]
+    rdir = run_dir / f"round-{k:02d}"
+    prev = network_of(run_dir, s, k - 1)
+    for stage in STAGES:
+        if stage in entry["done"]:
+            continue
+        print(f"[exit] round {k}: {stage} (network of round {k - 1}: {prev})", flush=True)
+        t0 = time.time()
+        if stage == "labels":
+            out = rdir / "labels"
+            argv = ["--net", str(prev), "--out", str(out), "--hands", str(s["hands"]),
+                    "--samples", str(s["samples"]), "--p-label", str(s["p_label"]),
+                    "--pool", str(s["pool"]), "--seed", str(1000 * s["seed"] + k),
+                    "--threads", str(threads)]  # fmt: skip
+            argv += [] if s["claims"] else ["--no-claims"]
+            argv += ["--resume"] if (out / "meta.json").exists() else []
+            entry["labels"] = exit_labels.main(argv)
+        elif stage == "fit":
+            fit = rdir / "fit"
+            shutil.rmtree(fit, ignore_errors=True)  # an interrupted fit starts over
+            first = 1 if s["aggregate"] else k
+            dirs = [str(run_dir / f"round-{j:02d}" / "labels") for j in range(first, k + 1)]
+            argv = ["--labels", *dirs, "--init", str(prev), "--keep-head", "--run", str(fit),
+                    "--epochs", str(s["epochs"]), "--lr", str(s["lr"]),
+                    "--select-walls", str(s["select_walls"]), "--select-seed", str(100 + k),
+                    "--threads", str(threads), "--seed", str(s["seed"] + k),
+                    "--anchor-decisions", str(s["anchor_decisions"]),
+                    "--margins", *map(str, s["margins"])]  # fmt: skip
+            argv += ["--no-anchor-claims"] if s["claims"] else []
+            fitted = search_distill.main(argv)
+            entry["fit"] = {"margin": fitted["chosen"]["margin"], "selection": fitted["chosen"]}
+        else:
+            new = network_of(run_dir, s, k)
+            entry["vs_heuristic"] = match(new, "heuristic", s["eval_walls"], 1000 * s["seed"])
+            entry["vs_previous"] = match(new, prev, s["eval_walls"], 1000 * s["seed"] + k)
+        entry["seconds"][stage] = round(time.time() - t0, 1)
+        entry["done"].append(stage)
+        write_state(run_dir, doc)
+    report(doc)
+
+
+def report(doc: dict) -> None:
+    """Print the rounds so far: stages done, points against the heuristic and the previous round."""
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title="expert iteration: points per hand, duplicate, 95% CI")
+    for c in ("round", "stages", "label rows", "margin", "vs 3 heuristics", "vs 3 x previous", "minutes"):
+        t.add_column(c, justify="right")
+    for r in doc["rounds"]:
+        cell = [f"{r[k]['points_per_hand']:+.3f} ± {r[k]['ci95']:.3f}" if k in r else "-"
+                for k in ("vs_heuristic", "vs_previous")]  # fmt: skip
+        rows = r.get("labels", {}).get("new_rows", "-")
+        margin = r.get("fit", {}).get("margin", "-")
+        t.add_row(str(r["round"]), f"{len(r['done'])}/{len(STAGES)}", str(rows), str(margin), *cell,
+                  f"{sum(r['seconds'].values()) / 60:.1f}")  # fmt: skip
+    Console().print(t)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Run (or continue) the rounds; returns the state."""
+    p = build_parser()
+    args = p.parse_args(argv)
+    problem = dir_problem(args.run)
+    if problem:
+        p.error(f"--run: {problem}")
+    settings = {k: getattr(args, k) for k in SETTINGS}
+    if (args.run / "exit.json").exists():
+        if not args.resume:
+            p.error(f"{args.run} holds an expert-iteration run: pass --resume to continue it")
+        try:
+            doc = read_state(args.run)
+        except ValueError as exc:
+            fail(PROG, exc)
+        if doc["settings"] != settings:
+            diff = sorted(k for k in settings if doc["settings"].get(k) != settings[k])
+            fail(PROG, f"--resume: the run was made with other settings ({', '.join(diff)})")
+    elif args.resume:
+        fail(PROG, f"--resume: no exit.json in {args.run}")
+    else:
+        if not _init_path(args.init).is_file():
+            p.error(f"--init: no checkpoint {args.init}")
+        args.run.mkdir(parents=True, exist_ok=True)
+        doc = {"settings": settings, "rounds": []}
+        write_state(args.run, doc)
+    from sichuan_env.threads import set_threads
+
+    set_threads(args.threads)
+    for k in range(1, args.rounds + 1):
+        finished = len(doc["rounds"]) >= k and len(doc["rounds"][k - 1]["done"]) == len(STAGES)
+        if finished:
+            continue
+        left = args.rounds - k + 1
+        print(f"[exit] round {k} of {args.rounds}; {left} round(s) left", flush=True)
+        run_round(args.run, doc, k, args.threads)
+    report(doc)
+    return doc
+
+
+if __name__ == "__main__":
+    sys.exit(run(lambda: main() and 0, PROG))

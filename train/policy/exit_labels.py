@@ -1,0 +1,282 @@
+"""Expert-iteration labels: the search's per-candidate values at the decisions a network's play visits.
+
+Round ``k`` of expert iteration (``sichuan_env.train.policy.exit``) labels the
+states that round ``k-1``'s network reaches. Hands are played by that network
+(greedy) in every seat, or, in a share ``--pool`` of the hands, in one seat
+against three heuristics (the opponents it is measured against). At a sampled
+decision of a network seat (own turns, and with ``--claims`` the answers in
+claim and robbing windows), every candidate is scored by paired determinized
+rollouts (``sichuan_env.agents.search.rollout``): the own-turn candidates of the search
+(or every legal claim answer), the heuristic's own action (the base the gains
+are measured from) and the network's two best actions by its own logits (the
+network as the *prior that picks candidates*). Rollouts play the heuristic in
+every seat: a network forward pass per rollout decision costs about 50 times a
+heuristic decision, so the network enters the search through the candidates
+and the state distribution, not the rollouts (see ``research/exit/README.md``).
+
+The rows have the format of ``sichuan_env.train.policy.search_labels`` (its shard
+reader and checks apply, and ``sichuan_env.train.policy.search_distill`` fits them); the
+hand continues with the network's action. ``meta.json`` records the settings and
+the SHA-256 of the network; ``--resume`` keeps the shards that exist (each is
+written whole, then renamed) and refuses other settings or another network.
+
+    python -m sichuan_env.train.policy.exit_labels --net agents/checkpoints/distill.pt --out runs/exit-labels --hands 2048
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+import torch
+from sichuan_env.agents.checkpoint import file_sha256
+from sichuan_env.agents.eval.metrics import paired_stats
+from sichuan_env.agents.nn.features import heuristic_choices
+from sichuan_env.agents.nn.policy import PolicyNet
+from sichuan_env.agents.nn.torch_agent import load_network
+from sichuan_env.agents.rule_based.fused import style_action
+from sichuan_env.agents.search.rollout import (
+    MAX_CANDIDATES,
+    decision_candidates,
+    evaluate_candidates,
+)
+from sichuan_env.train.policy.search_labels import FIELDS, read_label_meta, seed_of
+
+from sichuan_env import RuleConfig
+from sichuan_env._cli import dir_problem, fail, float_arg, int_arg, run
+from sichuan_env._jit import njit
+from sichuan_env.engine.deal import splitmix64
+from sichuan_env.engine.state import PH_CLAIM, PH_ROB, PH_TURN, STATE_DTYPE
+from sichuan_env.envs.vector import VectorEnv
+from sichuan_env.kernels.tables import get_tables
+
+PROG = "sichuan_env.train.policy.exit_labels"
+EXTRA = 2
+"""The network's best actions (by its own logits) added to each row's candidates."""
+
+
+@njit(parallel=True)
+def label_rows(states, scratch, extra, seeds, knobs, env, cands_o, gain_o, se_o, base_o, ok_o):
+    """Score the candidates of the decision in each of ``states`` (the seat to act); see the module docstring.
+
+    ``extra[i]``: actions to add to row ``i``'s candidates when legal (-1: none).
+    ``ok_o[i]`` is False for a row that is not a searched decision (setup).
+    Gains are paired over the samples, relative to the heuristic's action (``base_o``).
+    """
+    n_samples, draws, gap, claims = knobs
+    styles, rules, flags, waits, dist = env
+    n = states.shape[0]
+    raw_states = states.view(np.uint8).reshape(n, -1)
+    for i in numba.prange(n):
+        work = scratch[i]
+        raw = work.view(np.uint8).reshape(2, -1)
+        raw[0, :] = raw_states[i]
+        st = work[0]
+        me = st.to_act
+        obs = np.zeros((83, 27), dtype=np.uint8)
+        mask = np.zeros(88, dtype=np.int8)
+        cands = np.zeros(MAX_CANDIDATES, dtype=np.int64)
+        vals = np.zeros((n_samples, MAX_CANDIDATES), dtype=np.float64)
+        d = style_action(st, styles[me], rules, flags, obs, mask, dist)
+        nc = decision_candidates(st, rules, flags, mask, dist, gap, claims, cands)
+        ok_o[i] = nc > 0 and d >= 0
+        if not ok_o[i]:
+            continue
+        for k in range(-1, extra.shape[1]):
+            x = d if k < 0 else extra[i, k]
+            if x < 0 or mask[x] == 0 or nc >= MAX_CANDIDATES:
+                continue
+            seen = False
+            for c in range(nc):
+                seen = seen or cands[c] == x
+            if not seen:
+                cands[nc] = x
+                nc += 1
+        base = 0
+        for c in range(nc):
+            if cands[c] == d:
+                base = c
+        if nc >= 2:
+            evaluate_candidates(
+                work, raw, raw_states[i], me, cands, nc, n_samples, draws, seeds[i],
+                styles, rules, flags, waits, obs, mask, dist, vals,
+            )  # fmt: skip
+        cands_o[i, :] = -1
+        gain_o[i, :] = 0.0
+        se_o[i, :] = 0.0
+        for c in range(nc):
+            cands_o[i, c] = cands[c]
+            if nc >= 2:
+                m, s = paired_stats(vals, n_samples, c, base)
+                gain_o[i, c] = m
+                se_o[i, c] = s
+        base_o[i] = base
+
+
+@torch.no_grad()
+def network_choices(net: PolicyNet, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(greedy actions int64[N], the EXTRA best actions by the network's own logits int64[N, EXTRA])``.
+
+    One forward pass: the greedy action is the network's acting rule (its
+    logits plus ``prior_gain`` on the heuristic's action, for a prior network).
+    """
+    o = torch.from_numpy(np.ascontiguousarray(obs[:, : net.config.public_rows]))
+    legal = torch.from_numpy(mask != 0)
+    raw = net.logits(o, None, prior=torch.full((len(o),), -1, dtype=torch.long)).float()
+    raw = raw.masked_fill(~legal, -float("inf"))
+    top = raw.topk(EXTRA, dim=1)
+    extra = torch.where(torch.isfinite(top.values), top.indices, -1).numpy().astype(np.int64)
+    lg = raw.clone()
+    if net.prior_gain is not None:
+        h = heuristic_choices(o.numpy(), mask)
+        rows = np.flatnonzero(h >= 0)
+        lg[rows, h[rows]] += float(net.prior_gain)
+    return lg.argmax(1).numpy().astype(np.int64), extra
+
+
+def label_shard(net: PolicyNet, seed: int, first: int, n_hands: int, *, samples: int, draws: int,
+                gap: int, p_label: float, claims: bool, pool: float) -> tuple[dict[str, np.ndarray], int]:  # fmt: skip
+    """Rows of hands ``first .. first + n_hands - 1`` (deal seeds ``seed_of(seed, hand)``) and the decisions played."""
+    t = get_tables()
+    env = (np.zeros(4, dtype=np.int64), RuleConfig().as_array(), t["FLAGS"], t["WAITS"], t["DIST"])
+    hands = np.arange(first, first + n_hands, dtype=np.int64)
+    venv = VectorEnv(n_hands)
+    obs, mask, seats = venv.reset(seeds=np.array([seed_of(seed, h) for h in hands], np.uint64))
+    rng = np.random.default_rng([seed, first, 7])
+    in_pool = rng.random(n_hands) < pool
+    net_seat = hands % 4  # the network's seat in a pool hand
+    done = np.zeros(n_hands, bool)
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in FIELDS}
+    knobs = (samples, draws, gap, claims)
+    mix, m64 = 0x9E3779B97F4A7C15, (1 << 64) - 1
+    decisions = 0
+    while not done.all():
+        act = heuristic_choices(obs, mask)
+        by_net = ~done & ~(in_pool & (seats != net_seat))
+        rows = np.flatnonzero(by_net)
+        if len(rows):
+            a, extra = network_choices(net, obs[rows], mask[rows])
+            act[rows] = a
+            states = venv.states_of(rows)
+            ph = states["phase"]
+            search = (ph == PH_TURN) | (claims & ((ph == PH_CLAIM) | (ph == PH_ROB)))
+            pick = search & (rng.random(len(rows)) < p_label)
+            if pick.any():
+                sel = rows[pick]
+                n = len(sel)
+                seeds = np.array([splitmix64(np.uint64((seed_of(seed, int(hands[i])) ^
+                                                        (mix * (int(s["n_log"]) + 1))) & m64))[1]
+                                  for i, s in zip(sel, states[pick], strict=True)], np.uint64)  # fmt: skip
+                out = (np.full((n, MAX_CANDIDATES), -1, np.int16), np.zeros((n, MAX_CANDIDATES), np.float32),
+                       np.zeros((n, MAX_CANDIDATES), np.float32), np.zeros(n, np.int8), np.zeros(n, bool))  # fmt: skip
+                label_rows(np.ascontiguousarray(states[pick]), np.zeros((n, 2), STATE_DTYPE),
+                           extra[pick], seeds, knobs, env, *out)  # fmt: skip
+                ok = out[4]
+                parts["obs"].append(obs[sel][ok, :83].copy())
+                parts["mask"].append(mask[sel][ok].astype(np.int8))
+                for k, v in zip(("cands", "gain", "se", "base"), out[:4], strict=True):
+                    parts[k].append(v[ok])
+                parts["hand"].append(hands[sel][ok])
+                parts["seat"].append(seats[sel][ok].astype(np.int8))
+        decisions += int((~done).sum())
+        obs, mask, seats, _, hand_over, _ = venv.step(act)
+        done |= hand_over
+    empty = {"obs": (0, 83, 27), "mask": (0, 88), "cands": (0, MAX_CANDIDATES),
+             "gain": (0, MAX_CANDIDATES), "se": (0, MAX_CANDIDATES)}  # fmt: skip
+    dtypes = {"obs": np.uint8, "mask": np.int8, "cands": np.int16, "gain": np.float32,
+              "se": np.float32, "base": np.int8, "hand": np.int64, "seat": np.int8}  # fmt: skip
+    rows_out = {k: (np.concatenate(v) if v else np.zeros(empty.get(k, (0,)), dtypes[k]))
+                for k, v in parts.items()}  # fmt: skip
+    return rows_out, decisions
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m sichuan_env.train.policy.exit_labels``."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0], prog=PROG)
+    p.add_argument("--net", type=Path, required=True, help="the policy checkpoint whose play is labelled")
+    p.add_argument("--out", type=Path, required=True, help="directory of the shards")
+    p.add_argument("--hands", type=int_arg(1, 10**8), default=4096, help="hands to play (4096)")
+    p.add_argument("--shard-hands", type=int_arg(1, 4096), default=256, help="hands per shard, played side by side (256)")  # fmt: skip
+    p.add_argument("--samples", type=int_arg(2, 4096), default=16, help="determinizations per decision (16)")  # fmt: skip
+    p.add_argument("--draws", type=int_arg(1, 256), default=8, help="draws per determinization (8)")
+    p.add_argument("--gap", type=int_arg(-1, 14), default=1, help="discards within GAP shanten (1)")
+    p.add_argument("--p-label", type=float_arg(0, 1), default=0.35, help="share of searched decisions labelled")  # fmt: skip
+    p.add_argument("--no-claims", dest="claims", action="store_false", help="label own turns only")
+    p.add_argument("--pool", type=float_arg(0, 1, include_lo=True), default=0.5,
+                   help="share of hands with one network seat against three heuristics (0.5)")  # fmt: skip
+    p.add_argument("--seed", type=int_arg(0, 2**31 - 1), default=0)
+    p.add_argument("--threads", type=int_arg(1, 256), default=2, help="numba and torch threads")
+    p.add_argument("--resume", action="store_true", help="keep existing shards, make the rest")
+    return p
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Write the label shards; returns the settings and row counts."""
+    p = build_parser()
+    args = p.parse_args(argv)
+    problem = dir_problem(args.out)
+    if problem:
+        p.error(f"--out: {problem}")
+    try:
+        net, _ = load_network(args.net)
+        net_sha = file_sha256(args.net)
+    except (OSError, ValueError) as exc:
+        fail(PROG, f"--net: {exc}")
+    if net.config.obs_version != 1:
+        fail(PROG, "--net must read observation v1 (the labels store v1 observations)")
+    net.eval()
+    from rich.progress import track
+    from sichuan_env.train.common import git_commit
+
+    numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
+    torch.set_num_threads(args.threads)
+    settings = {k: getattr(args, k) for k in ("samples", "draws", "gap", "p_label", "seed",
+                                                "claims", "pool", "shard_hands")}  # fmt: skip
+    settings["net_sha256"] = net_sha
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    if (out / "meta.json").exists():
+        if not args.resume:
+            p.error(f"{out} holds labels already: pass --resume to extend them")
+        try:
+            old = read_label_meta(out)
+        except ValueError as exc:
+            fail(PROG, exc)
+        if old.get("settings") != settings:
+            fail(PROG, f"{out} was made with other settings or another network: "
+                       f"{str(old.get('settings'))[:300]}")  # fmt: skip
+        old_hands = old.get("hands")
+        if isinstance(old_hands, int) and old_hands % args.shard_hands and args.hands > old_hands:
+            (out / f"shard-{old_hands // args.shard_hands:05d}.npz").unlink(missing_ok=True)
+    meta = {"settings": settings, "hands": args.hands, "net": str(args.net), "commit": git_commit(),
+            "format": "search_labels"}  # fmt: skip
+    (out / "meta.json").write_text(json.dumps(meta, indent=1))
+    n_shards = -(-args.hands // args.shard_hands)
+    rows = decisions = 0
+    t0 = time.time()
+    for s in track(range(n_shards), description="exit label shards"):
+        f = out / f"shard-{s:05d}.npz"
+        if f.exists():
+            continue
+        first = s * args.shard_hands
+        n = min(args.shard_hands, args.hands - first)
+        part, dec = label_shard(net, args.seed, first, n, samples=args.samples, draws=args.draws,
+                                gap=args.gap, p_label=args.p_label, claims=args.claims, pool=args.pool)  # fmt: skip
+        tmp = out / f"tmp-shard-{s:05d}.npz"
+        np.savez_compressed(tmp, **part)
+        tmp.rename(f)
+        rows += len(part["obs"])
+        decisions += dec
+    summary = {"shards": n_shards, "new_rows": rows, "decisions_played": decisions,
+               "seconds": round(time.time() - t0, 1)}  # fmt: skip
+    print(json.dumps(summary))
+    return summary
+
+
+if __name__ == "__main__":
+    sys.exit(run(lambda: main() and 0, PROG))
