@@ -190,7 +190,9 @@ def test_search_play_diagnostics():
     assert (
         points.reshape(walls, 4).sum(axis=1) == 0
     ).all()  # exactly the heuristic's zero-sum hands
-    play_batch(games, scratch, seeds, seats, (4, 2, -1, 0.0, True), env, *out)  # z = 0: the best mean; claims searched
+    play_batch(
+        games, scratch, seeds, seats, (4, 2, -1, 0.0, True), env, *out
+    )  # z = 0: the best mean; claims searched
     assert out[2].sum() > 0 and np.isfinite(out[3]).all()
 
 

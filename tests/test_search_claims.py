@@ -10,14 +10,14 @@ from sichuan_env.agents.search.rollout import determinize_at, reopen_window
 
 from sichuan_env import RuleConfig
 from sichuan_env._jit import njit
+from sichuan_env.encoding.registry import get as get_obs_version
 from sichuan_env.engine.actions import HU, PASS, PONG
 from sichuan_env.engine.deal import deal_seed
 from sichuan_env.engine.invariants import check_invariants
 from sichuan_env.engine.state import PH_CLAIM, PH_OVER, PH_ROB, STATE_DTYPE
 from sichuan_env.engine.step import legal_mask_at
-from sichuan_env.encoding.registry import get as get_obs_version
-from sichuan_env.rules.config import kernel_rules
 from sichuan_env.kernels.tables import get_tables
+from sichuan_env.rules.config import kernel_rules
 
 T = get_tables()
 RULES = RuleConfig()

@@ -273,7 +273,9 @@ def evaluate_candidates(
         window = scratch[0].phase == PH_CLAIM or scratch[0].phase == PH_ROB
         base = scratch[0].scores[me]
         rng = determinize_best(scratch[0], me, rng, draws, rules, dist)
-        if window and not reopen_window(scratch[0], me, styles, rules, flags, waits, obs, mask, dist):
+        if window and not reopen_window(
+            scratch[0], me, styles, rules, flags, waits, obs, mask, dist
+        ):
             raw[0, :] = orig  # cannot happen (me's options are its own): keep the true window
         for c in range(n_cands):
             raw[1, :] = raw[0, :]

@@ -74,7 +74,11 @@ def _init_path(init: str) -> Path:
     from sichuan_env.agents.checkpoint import SHIPPED_DIR
 
     shipped = Path(SHIPPED_DIR) / f"{init}.pt"
-    return shipped if "/" not in init and not init.endswith(".pt") and shipped.is_file() else Path(init)
+    return (
+        shipped
+        if "/" not in init and not init.endswith(".pt") and shipped.is_file()
+        else Path(init)
+    )
 
 
 def network_of(run_dir: Path, settings: dict, k: int) -> Path:
@@ -181,7 +185,15 @@ def report(doc: dict) -> None:
     from rich.table import Table
 
     t = Table(title="expert iteration: points per hand, duplicate, 95% CI")
-    for c in ("round", "stages", "label rows", "margin", "vs 3 heuristics", "vs 3 x previous", "minutes"):
+    for c in (
+        "round",
+        "stages",
+        "label rows",
+        "margin",
+        "vs 3 heuristics",
+        "vs 3 x previous",
+        "minutes",
+    ):
         t.add_column(c, justify="right")
     for r in doc["rounds"]:
         cell = [f"{r[k]['points_per_hand']:+.3f} ± {r[k]['ci95']:.3f}" if k in r else "-"

@@ -119,7 +119,9 @@ def label_rows(states, scratch, extra, seeds, knobs, env, cands_o, gain_o, se_o,
 
 
 @torch.no_grad()
-def network_choices(net: PolicyNet, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def network_choices(
+    net: PolicyNet, obs: np.ndarray, mask: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``(greedy actions int64[N], the EXTRA best actions by the network's own logits int64[N, EXTRA])``.
 
     One forward pass: the greedy action is the network's acting rule (its
@@ -198,7 +200,9 @@ def label_shard(net: PolicyNet, seed: int, first: int, n_hands: int, *, samples:
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m sichuan_env.train.policy.exit_labels``."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0], prog=PROG)
-    p.add_argument("--net", type=Path, required=True, help="the policy checkpoint whose play is labelled")
+    p.add_argument(
+        "--net", type=Path, required=True, help="the policy checkpoint whose play is labelled"
+    )
     p.add_argument("--out", type=Path, required=True, help="directory of the shards")
     p.add_argument("--hands", type=int_arg(1, 10**8), default=4096, help="hands to play (4096)")
     p.add_argument("--shard-hands", type=int_arg(1, 4096), default=256, help="hands per shard, played side by side (256)")  # fmt: skip
