@@ -50,7 +50,6 @@ from sichuan_env.train.policy.search_labels import FIELDS, read_label_meta, seed
 from sichuan_env import RuleConfig
 from sichuan_env._cli import dir_problem, fail, float_arg, int_arg, run
 from sichuan_env._jit import njit
-from sichuan_env.engine.deal import splitmix64
 from sichuan_env.engine.state import PH_CLAIM, PH_ROB, PH_TURN, STATE_DTYPE
 from sichuan_env.envs.vector import VectorEnv
 from sichuan_env.kernels.tables import get_tables
@@ -118,6 +117,26 @@ def label_rows(states, scratch, extra, seeds, knobs, env, cands_o, gain_o, se_o,
         base_o[i] = base
 
 
+_M64 = (1 << 64) - 1
+
+
+def _mix(seed: int, hand: int, k: int) -> int:
+    h = (seed_of(seed, hand) ^ (0x9E3779B97F4A7C15 * (k + 1))) & _M64
+    h = ((h ^ (h >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    h = ((h ^ (h >> 27)) * 0x94D049BB133111EB) & _M64
+    return h ^ (h >> 31)
+
+
+def _draw(seed: int, hand: int, k: int) -> float:
+    """A uniform draw in [0, 1) from (label seed, hand, decision ``k``): independent of the batching."""
+    return _mix(seed, hand, k) / 2.0**64
+
+
+def _seed(seed: int, hand: int, k: int) -> np.uint64:
+    """The rollout seed of decision ``k`` of ``hand``."""
+    return np.uint64(_mix(seed, hand, k) ^ 0xD1B54A32D192ED03)
+
+
 @torch.no_grad()
 def network_choices(
     net: PolicyNet, obs: np.ndarray, mask: np.ndarray
@@ -149,13 +168,11 @@ def label_shard(net: PolicyNet, seed: int, first: int, n_hands: int, *, samples:
     hands = np.arange(first, first + n_hands, dtype=np.int64)
     venv = VectorEnv(n_hands)
     obs, mask, seats = venv.reset(seeds=np.array([seed_of(seed, h) for h in hands], np.uint64))
-    rng = np.random.default_rng([seed, first, 7])
-    in_pool = rng.random(n_hands) < pool
+    in_pool = np.array([_draw(seed, int(h), 0) < pool for h in hands], bool)
     net_seat = hands % 4  # the network's seat in a pool hand
     done = np.zeros(n_hands, bool)
     parts: dict[str, list[np.ndarray]] = {k: [] for k in FIELDS}
     knobs = (samples, draws, gap, claims)
-    mix, m64 = 0x9E3779B97F4A7C15, (1 << 64) - 1
     decisions = 0
     while not done.all():
         act = heuristic_choices(obs, mask)
@@ -167,13 +184,18 @@ def label_shard(net: PolicyNet, seed: int, first: int, n_hands: int, *, samples:
             states = venv.states_of(rows)
             ph = states["phase"]
             search = (ph == PH_TURN) | (claims & ((ph == PH_CLAIM) | (ph == PH_ROB)))
-            pick = search & (rng.random(len(rows)) < p_label)
+            logs = states["n_log"].astype(np.int64) + 1
+            pick = search & np.array(
+                [
+                    _draw(seed, int(hands[i]), int(g)) < p_label
+                    for i, g in zip(rows, logs, strict=True)
+                ]
+            )
             if pick.any():
                 sel = rows[pick]
                 n = len(sel)
-                seeds = np.array([splitmix64(np.uint64((seed_of(seed, int(hands[i])) ^
-                                                        (mix * (int(s["n_log"]) + 1))) & m64))[1]
-                                  for i, s in zip(sel, states[pick], strict=True)], np.uint64)  # fmt: skip
+                seeds = np.array([_seed(seed, int(hands[i]), int(g)) for i, g in zip(sel, logs[pick], strict=True)],
+                                 np.uint64)  # fmt: skip
                 out = (np.full((n, MAX_CANDIDATES), -1, np.int16), np.zeros((n, MAX_CANDIDATES), np.float32),
                        np.zeros((n, MAX_CANDIDATES), np.float32), np.zeros(n, np.int8), np.zeros(n, bool))  # fmt: skip
                 label_rows(np.ascontiguousarray(states[pick]), np.zeros((n, 2), STATE_DTYPE),
