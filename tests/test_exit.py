@@ -1,0 +1,63 @@
+"""The expert-iteration driver (``sichuan_env.train.policy.exit``) on a tiny configuration:
+two rounds end to end, each round's network starting from the previous one, the state file
+after every stage, resume from any stage, and refusals of other settings and damaged state."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import sichuan_env.train.policy.exit as ex
+from sichuan_env.agents.nn.torch_agent import read_config
+
+pytestmark = pytest.mark.train
+
+TINY = ["--hands", "8", "--samples", "2", "--epochs", "1", "--select-walls", "4",
+        "--eval-walls", "4", "--anchor-decisions", "500", "--margins", "0.3", "--threads", "1"]  # fmt: skip
+
+
+def test_two_rounds_then_resume_and_refusals(tmp_path, capsys):
+    run = tmp_path / "exit"
+    doc = ex.main(["--run", str(run), "--rounds", "1", *TINY])
+    assert [r["done"] for r in doc["rounds"]] == [list(ex.STAGES)]
+    r1 = doc["rounds"][0]
+    assert r1["labels"]["new_rows"] > 0 and r1["fit"]["margin"] == 0.3
+    for k in ("vs_heuristic", "vs_previous"):
+        assert r1[k]["walls"] == 4 and -100 < r1[k]["points_per_hand"] < 100
+    cfg = read_config(run / "round-01" / "fit" / "distilled.pt")
+    assert cfg["init"].endswith("distill.pt") and cfg["method"] == "search_distill"
+    # a second round starts from the first round's network and pools both rounds' labels
+    doc = ex.main(["--run", str(run), "--rounds", "2", "--resume", *TINY])
+    assert len(doc["rounds"]) == 2 and doc["rounds"][1]["done"] == list(ex.STAGES)
+    cfg2 = read_config(run / "round-02" / "fit" / "distilled.pt")
+    assert cfg2["init"] == str(run / "round-01" / "fit" / "distilled.pt")
+    assert "round-01" in cfg2["labels"] and "round-02" in cfg2["labels"]
+    # resume from an interrupted stage: drop round 2's eval, it alone runs again
+    state = json.loads((run / "exit.json").read_text())
+    state["rounds"][1]["done"] = ["labels", "fit"]
+    (run / "exit.json").write_text(json.dumps(state))
+    before = (run / "round-02" / "fit" / "distilled.pt").read_bytes()
+    capsys.readouterr()
+    doc = ex.main(["--run", str(run), "--rounds", "2", "--resume", *TINY])
+    out = capsys.readouterr().out
+    assert "round 2: eval" in out and "round 2: fit" not in out and "[exit] round 1:" not in out
+    assert (run / "round-02" / "fit" / "distilled.pt").read_bytes() == before
+    # refusals: no --resume, other settings, a damaged state file
+    with pytest.raises(SystemExit):
+        ex.main(["--run", str(run), "--rounds", "2", *TINY])
+    with pytest.raises(SystemExit):
+        ex.main(["--run", str(run), "--rounds", "2", "--resume", *TINY[:-2], "--threads", "1",
+                 "--samples", "3"])  # fmt: skip
+    assert "samples" in capsys.readouterr().err
+    (run / "exit.json").write_text('{"settings": {}, "rounds": [{"round": 5, "done": []}]}')
+    with pytest.raises(SystemExit):
+        ex.main(["--run", str(run), "--rounds", "2", "--resume", *TINY])
+    assert "malformed" in capsys.readouterr().err
+
+
+def test_resume_needs_a_run_and_init_must_exist(tmp_path):
+    with pytest.raises(SystemExit):
+        ex.main(["--run", str(tmp_path / "none"), "--resume", *TINY])
+    with pytest.raises(SystemExit):
+        ex.main(["--run", str(tmp_path / "x"), "--init", str(tmp_path / "missing.pt"), *TINY])
+    assert not (tmp_path / "x" / "exit.json").exists()

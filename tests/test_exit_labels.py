@@ -1,0 +1,143 @@
+"""Expert-iteration labels (``sichuan_env.train.policy.exit_labels``): rows at the decisions a
+network's play visits, claim answers searched, the network's own choices among the candidates,
+deterministic, resumable shards that refuse another network."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import sichuan_env.train.policy.exit_labels as el
+import sichuan_env.train.policy.search_labels as sl
+from sichuan_env.agents.nn.features import heuristic_choices
+from sichuan_env.agents.nn.torch_agent import TorchAgent, load_network
+from sichuan_env.agents.search.rollout import MAX_CANDIDATES
+
+from sichuan_env.engine.actions import DISCARD, HU, PASS, PONG, SELF_KONG
+from sichuan_env.engine.state import STATE_DTYPE
+from sichuan_env.envs.vector import VectorEnv
+from sichuan_env.kernels.tables import get_tables
+
+KW = {"samples": 4, "draws": 2, "gap": 1, "p_label": 0.5, "claims": True, "pool": 0.5}
+
+
+@pytest.fixture(scope="module")
+def net():
+    from sichuan_env.agents.checkpoint import SHIPPED_DIR
+
+    n, _ = load_network(f"{SHIPPED_DIR}/distill.pt")
+    return n.eval()
+
+
+@pytest.fixture(scope="module")
+def shard(net):
+    return el.label_shard(net, 5, 0, 8, **KW)
+
+
+def test_rows_are_valid_labels_with_claims_searched(shard):
+    rows, decisions = shard
+    sl.check_labels(rows)
+    n = len(rows["obs"])
+    assert n > 30 and decisions > n
+    c = rows["cands"].astype(np.int64)
+    n_c = (c >= 0).sum(1)
+    claim = rows["mask"][:, PASS] == 1  # a window: pass is legal (never on an own turn)
+    assert claim.any() and (~claim).any()  # both kinds of decision were labelled
+    for i in np.flatnonzero(claim):  # a claim row holds every legal answer, nothing else
+        legal = np.flatnonzero(rows["mask"][i][PONG : PASS + 1]) + PONG
+        assert sorted(c[i, : n_c[i]]) == sorted(legal)
+    own = c[~claim]
+    own_turn_actions = [*range(DISCARD, DISCARD + 27), *range(SELF_KONG, SELF_KONG + 27), HU]
+    assert np.isin(own[own >= 0], own_turn_actions).all()
+    base_act = c[np.arange(n), rows["base"]]
+    assert (heuristic_choices(rows["obs"], rows["mask"]) == base_act).all()
+    assert (rows["gain"][np.arange(n), rows["base"]] == 0).all()
+    assert (rows["gain"][n_c >= 2] != 0).any() and (rows["se"] >= 0).all()
+    assert set(np.unique(rows["hand"])) <= set(range(8))
+
+
+def test_the_networks_best_actions_are_candidates(net, shard):
+    rows, _ = shard
+    _, extra = el.network_choices(net, rows["obs"], rows["mask"])
+    c = rows["cands"].astype(np.int64)
+    checked = 0
+    for i in range(len(c)):
+        for x in extra[i]:
+            if x >= 0 and (c[i] >= 0).sum() < MAX_CANDIDATES:
+                assert x in c[i]
+                checked += 1
+    assert checked > 20
+
+
+def test_network_choices_are_the_agents_greedy_actions(net, shard):
+    rows, _ = shard
+    greedy, extra = el.network_choices(net, rows["obs"], rows["mask"])
+    agent = TorchAgent(net, greedy=True)
+    assert np.array_equal(greedy, agent.act_batch(rows["obs"], rows["mask"]))
+    assert extra.shape == (len(greedy), el.EXTRA)
+    legal = rows["mask"][np.arange(len(extra))[:, None], np.maximum(extra, 0)] == 1
+    assert (legal | (extra < 0)).all()
+
+
+def test_labels_are_deterministic(net, shard):
+    again, dec = el.label_shard(net, 5, 0, 8, **KW)
+    for k in sl.FIELDS:
+        np.testing.assert_array_equal(shard[0][k], again[k])
+    assert dec == shard[1]
+    other, _ = el.label_shard(net, 6, 0, 8, **KW)
+    assert len(other["obs"]) != len(again["obs"]) or not np.array_equal(other["obs"], again["obs"])
+
+
+def test_setup_decisions_are_not_rows():
+    t = get_tables()
+    env = VectorEnv(2, seed=0)
+    env.reset()
+    states = env.states
+    from sichuan_env.engine.state import PH_EXCHANGE, PH_VOID
+
+    assert set(states["phase"]) <= {PH_EXCHANGE, PH_VOID}
+    out = (np.full((2, MAX_CANDIDATES), -1, np.int16), np.zeros((2, MAX_CANDIDATES), np.float32),
+           np.zeros((2, MAX_CANDIDATES), np.float32), np.zeros(2, np.int8), np.ones(2, bool))  # fmt: skip
+    renv = (np.zeros(4, np.int64), env.rules.as_array(), t["FLAGS"], t["WAITS"], t["DIST"])
+    el.label_rows(np.ascontiguousarray(states), np.zeros((2, 2), STATE_DTYPE),
+                  np.full((2, 2), -1, np.int64), np.zeros(2, np.uint64), (4, 2, 1, True), renv, *out)  # fmt: skip
+    assert not out[4].any()
+
+
+def test_cli_resumes_and_refuses_another_network(tmp_path, capsys):
+    from sichuan_env.agents.checkpoint import SHIPPED_DIR
+
+    out = tmp_path / "labels"
+    base = [
+        "--out",
+        str(out),
+        "--hands",
+        "6",
+        "--shard-hands",
+        "3",
+        "--samples",
+        "2",
+        "--threads",
+        "1",
+    ]
+    s = el.main(["--net", f"{SHIPPED_DIR}/distill.pt", *base])
+    assert s["shards"] == 2 and s["new_rows"] > 0
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["settings"]["net_sha256"] and meta["settings"]["claims"] is True
+    rows = sl.load_labels(out)
+    assert len(rows["obs"]) == s["new_rows"]
+    again = el.main(["--net", f"{SHIPPED_DIR}/distill.pt", *base, "--resume"])
+    assert again["new_rows"] == 0  # every shard kept
+    with pytest.raises(SystemExit):
+        el.main(["--net", f"{SHIPPED_DIR}/distill.pt", *base])  # no --resume: refused
+    with pytest.raises(SystemExit):
+        el.main(["--net", f"{SHIPPED_DIR}/bc.pt", *base, "--resume"])  # another network
+    assert "another network" in capsys.readouterr().err
+    from sichuan_env.train.policy.search_distill import pooled_labels
+
+    pooled, meta = pooled_labels([out, out], val_mod=10)
+    n = len(rows["hand"])
+    assert len(pooled["hand"]) == 2 * n and meta["settings"]["p_label"] == 0.35
+    assert len(np.unique(pooled["hand"])) == 2 * len(np.unique(rows["hand"]))  # hands stay apart
+    assert ((pooled["hand"][n:] % 10) == (rows["hand"] % 10)).all()  # and keep their split
