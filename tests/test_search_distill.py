@@ -214,3 +214,38 @@ def test_shipped_distill_agent_leaves_the_heuristic_rarely_and_legally():
         total += int(multi.sum())
         obs, mask, *_ = venv.step(h)
     assert total > 1000 and 0.9 < same / total < 1.0  # it deviates, and only rarely
+
+
+def test_softmax_objective_puts_logit_differences_at_the_gains():
+    """The cross-entropy to softmax(gain / T) is minimised where l[a] - l[h] = gain (T in points)."""
+
+    class Free(torch.nn.Module):  # free logits, one row each
+        def __init__(self, rows):
+            super().__init__()
+            self.l = torch.nn.Parameter(torch.zeros(rows, 88))
+
+        def logits(self, obs, aux, prior=None):
+            return self.l
+
+    net = Free(2)
+    mask = torch.zeros(2, 88, dtype=torch.int8)
+    mask[:, :3] = 1
+    is_c = torch.zeros(2, 88, dtype=torch.bool)
+    is_c[0, :2] = True
+    is_c[1, 0] = True  # a single candidate: no cross-entropy
+    gain = torch.zeros(2, 88)
+    gain[0, 1] = 1.5
+    base = torch.zeros(2, dtype=torch.long)
+    obs = torch.zeros(2, 83, 27, dtype=torch.uint8)
+    opt = torch.optim.Adam(net.parameters(), lr=0.05)
+    for _ in range(600):
+        loss, ce, hinge = obj.softmax_loss(net, obs, None, mask, is_c, gain, base, 1.0, 1.0, 2.0)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    lg = net.l.detach()[0]
+    assert float(lg[1] - lg[0]) == pytest.approx(1.5, abs=0.05)
+    assert float(lg[2] - lg[0]) <= -0.95  # the non-candidate is held a point below
+    assert float(net.l.detach()[1, 1] - net.l.detach()[1, 0]) <= -0.95
+    single = obj.softmax_loss(Free(1), obs[1:], None, mask[1:], is_c[1:], gain[1:], base[1:], 1.0, 0.0)
+    assert float(single[1]) == 0.0 and set(obj.OBJECTIVES) == {"regression", "softmax"}

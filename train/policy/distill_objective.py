@@ -52,6 +52,33 @@ def distill_loss(net, obs, aux, mask, is_c, gain, base, floor: float, hinge_coef
     return reg + hinge_coef * hinge, reg, hinge
 
 
+def softmax_loss(net, obs, aux, mask, is_c, gain, base, floor: float, hinge_coef: float,
+                 temperature: float = 1.0):  # fmt: skip
+    """``(loss, cross-entropy part, hinge part)``: the value-based target distribution instead of regression.
+
+    Among a row's candidates the target is ``softmax(gain / T)`` and the
+    network's distribution ``softmax(l / T)`` (``T`` = ``temperature``, in
+    points: at the optimum a logit difference is a gain in points, so the
+    acting margin keeps its meaning); a row with one candidate adds nothing.
+    Other legal actions get ``distill_loss``'s hinge.
+    """
+    lg = raw_logits(net, obs, aux).float()
+    diff = lg - lg.gather(1, base[:, None])
+    none = torch.tensor(-float("inf"))
+    log_q = torch.log_softmax(torch.where(is_c, gain / temperature, none), dim=1)
+    log_p = torch.log_softmax(torch.where(is_c, lg / temperature, none), dim=1)
+    ce_rows = -torch.where(is_c, log_q.exp() * log_p, torch.zeros(())).sum(1)
+    multi = is_c.sum(1) > 1
+    ce = ce_rows[multi].sum() / max(int(multi.sum()), 1)
+    hin_m = (mask != 0) & ~is_c
+    hinge = (torch.relu(diff + floor) ** 2)[hin_m].sum() / max(int(hin_m.sum()), 1)
+    return ce + hinge_coef * hinge, ce, hinge
+
+
+OBJECTIVES = {"regression": distill_loss, "softmax": softmax_loss}
+"""The fitting objectives of ``sichuan_env.train.policy.search_distill --objective``."""
+
+
 @torch.no_grad()
 def choices(net: PolicyNet, data: dict, margin: float, batch: int = 4096) -> np.ndarray:
     """The greedy action per row with the heuristic's action boosted by ``margin`` points."""

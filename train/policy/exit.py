@@ -42,7 +42,7 @@ from sichuan_env._cli import MAX_SEED, dir_problem, fail, float_arg, int_arg, ru
 PROG = "sichuan_env.train.policy.exit"
 STAGES = ("labels", "fit", "eval")
 SETTINGS = ("init", "hands", "samples", "p_label", "claims", "pool", "aggregate", "epochs",
-            "lr", "margins", "select_walls", "eval_walls", "anchor_decisions", "seed")  # fmt: skip
+            "lr", "objective", "margins", "select_walls", "eval_walls", "anchor_decisions", "seed")  # fmt: skip
 """The arguments a resumed run must keep (``--rounds`` and ``--threads`` may change)."""
 
 
@@ -61,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-aggregate", dest="aggregate", action="store_false", help="fit each round on its own labels only")  # fmt: skip
     p.add_argument("--epochs", type=int_arg(1, 1000), default=4, help="fit epochs per round (4)")
     p.add_argument("--lr", type=float_arg(0, 1), default=1e-4, help="fit learning rate (1e-4)")
+    p.add_argument("--objective", choices=("regression", "softmax"), default="regression",
+                   help="the fit: regression of each candidate's gain, or a cross-entropy to "
+                        "softmax(gain) over the candidates (search_distill --objective)")  # fmt: skip
     p.add_argument("--margins", type=float_arg(0, 1000, include_lo=True), nargs="+", default=[0.2, 0.3, 0.5], help="margins to choose from (0.2 0.3 0.5)")  # fmt: skip
     p.add_argument("--select-walls", type=int_arg(0, 100_000), default=1500, help="walls per margin in the choice (1500)")  # fmt: skip
     p.add_argument("--eval-walls", type=int_arg(1, 100_000), default=2500, help="walls per evaluation match (2500)")  # fmt: skip
@@ -164,7 +167,7 @@ def run_round(run_dir: Path, doc: dict, k: int, threads: int) -> None:
                     "--epochs", str(s["epochs"]), "--lr", str(s["lr"]),
                     "--select-walls", str(s["select_walls"]), "--select-seed", str(100 + k),
                     "--threads", str(threads), "--seed", str(s["seed"] + k),
-                    "--anchor-decisions", str(s["anchor_decisions"]),
+                    "--anchor-decisions", str(s["anchor_decisions"]), "--objective", s["objective"],
                     "--margins", *map(str, s["margins"])]  # fmt: skip
             argv += ["--no-anchor-claims"] if s["claims"] else []
             fitted = search_distill.main(argv)
@@ -220,6 +223,8 @@ def main(argv: list[str] | None = None) -> dict:
             doc = read_state(args.run)
         except ValueError as exc:
             fail(PROG, exc)
+        defaults = vars(p.parse_args(["--run", str(args.run)]))  # keys newer than the run
+        doc["settings"] = {k: doc["settings"].get(k, defaults[k]) for k in SETTINGS}
         if doc["settings"] != settings:
             diff = sorted(k for k in settings if doc["settings"].get(k) != settings[k])
             fail(PROG, f"--resume: the run was made with other settings ({', '.join(diff)})")

@@ -55,7 +55,7 @@ from sichuan_env.train.common import (
 from sichuan_env.train.policy.bc import teacher_stream
 from sichuan_env.train.policy.distill_objective import (
     MARGINS,
-    distill_loss,
+    OBJECTIVES,
     margin_table,
     prepare,
     tensors,
@@ -159,6 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--floor", type=float_arg(0, 1000, include_lo=True), default=1.0,
                    help="non-candidates this far below (points)")  # fmt: skip
     p.add_argument("--hinge-coef", type=float_arg(0, 1000, include_lo=True), default=1.0)
+    p.add_argument("--objective", choices=sorted(OBJECTIVES), default="regression",
+                   help="regression of each candidate's gain (default), or softmax: a cross-entropy "
+                        "to softmax(gain / --temperature) over the candidates")  # fmt: skip
+    p.add_argument("--temperature", type=float_arg(0, 100), default=1.0, help="softmax temperature, points (1)")  # fmt: skip
     p.add_argument("--keep-head", action="store_true", help="keep --init's policy layer (default: zeroed, every predicted gain 0)")  # fmt: skip
     p.add_argument("--anchor-decisions", type=int_arg(1, 10**8), default=300_000, help="self-play decisions scanned for claim/setup rows")  # fmt: skip
     p.add_argument("--val-mod", type=int_arg(2, 10**6), default=10,
@@ -237,7 +241,8 @@ def main(argv: list[str] | None = None) -> dict:
     log: MetricLog | None = None  # opened once an epoch is saved: a failed run writes nothing
     meta = {"rules": RuleConfig().to_dict(), "method": "search_distill", "init": init,
             "labels": _labels_key(args.labels), "val_mod": args.val_mod, "label_settings": label_meta["settings"],
-            "label_rows": len(rows["hand"]), "command": command_line("sichuan_env.train.policy.search_distill"),
+            "label_rows": len(rows["hand"]), "objective": args.objective,
+            "temperature": args.temperature, "command": command_line("sichuan_env.train.policy.search_distill"),
             "commit": git_commit()}  # fmt: skip
     rng = np.random.default_rng(args.seed + counters["epoch"])
     t0, base_clock = time.time(), counters["wall_clock_s"]
@@ -250,8 +255,14 @@ def main(argv: list[str] | None = None) -> dict:
         regs, hinges = [], []
         steps = range(0, len(order), args.batch)
         for i in track(steps, description=f"distill epoch {counters['epoch'] + 1}"):
-            loss, reg, hinge = distill_loss(net, *tensors(train, order[i : i + args.batch]),
-                                            args.floor, args.hinge_coef)  # fmt: skip
+            batch = tensors(train, order[i : i + args.batch])
+            if args.objective == "softmax":
+                loss, reg, hinge = OBJECTIVES["softmax"](net, *batch, args.floor, args.hinge_coef,
+                                                         args.temperature)  # fmt: skip
+            else:
+                loss, reg, hinge = OBJECTIVES["regression"](
+                    net, *batch, args.floor, args.hinge_coef
+                )
             opt.zero_grad()
             loss.backward()
             opt.step()
