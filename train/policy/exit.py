@@ -77,11 +77,12 @@ def _init_path(init: str) -> Path:
     from sichuan_env.agents.checkpoint import SHIPPED_DIR
 
     shipped = Path(SHIPPED_DIR) / f"{init}.pt"
-    return (
-        shipped
-        if "/" not in init and not init.endswith(".pt") and shipped.is_file()
-        else Path(init)
-    )
+    if "/" in init or init.endswith(".pt") or not shipped.is_file():
+        return Path(init)
+    try:  # recorded in checkpoints and logs: relative to the working directory when inside it
+        return shipped.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return shipped
 
 
 def network_of(run_dir: Path, settings: dict, k: int) -> Path:
