@@ -26,6 +26,7 @@ def test_two_rounds_then_resume_and_refusals(tmp_path, capsys):
         assert r1[k]["walls"] == 4 and -100 < r1[k]["points_per_hand"] < 100
     cfg = read_config(run / "round-01" / "fit" / "distilled.pt")
     assert cfg["init"].endswith("distill.pt") and cfg["method"] == "search_distill"
+    assert cfg["command"].startswith("python -m sichuan_env.train.policy.search_distill --labels")
     # a second round starts from the first round's network and pools both rounds' labels
     doc = ex.main(["--run", str(run), "--rounds", "2", "--resume", *TINY])
     assert len(doc["rounds"]) == 2 and doc["rounds"][1]["done"] == list(ex.STAGES)

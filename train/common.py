@@ -73,14 +73,16 @@ def git_commit() -> str:
     return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
-def command_line(module: str | None = None) -> str:
+def command_line(module: str | None = None, argv: list[str] | None = None) -> str:
     """The command that started this process (``python -m <module> ...``), for checkpoint configs.
 
     Without ``module``, the name of the script that ran (``sys.argv[0]``'s stem).
+    ``argv``: the arguments ``main(argv)`` was called with, when a driver called
+    it (``sichuan_env.train.policy.exit``); the process's own otherwise.
     """
     if module is None:
         module = Path(sys.argv[0]).stem if sys.argv else "?"
-    return " ".join(["python -m", module, *sys.argv[1:]])
+    return " ".join(["python -m", module, *(sys.argv[1:] if argv is None else argv)])
 
 
 class MetricLog:

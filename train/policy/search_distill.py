@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> dict:
     meta = {"rules": RuleConfig().to_dict(), "method": "search_distill", "init": init,
             "labels": _labels_key(args.labels), "val_mod": args.val_mod, "label_settings": label_meta["settings"],
             "label_rows": len(rows["hand"]), "objective": args.objective,
-            "temperature": args.temperature, "command": command_line("sichuan_env.train.policy.search_distill"),
+            "temperature": args.temperature, "command": command_line(PROG, argv),
             "commit": git_commit()}  # fmt: skip
     rng = np.random.default_rng(args.seed + counters["epoch"])
     t0, base_clock = time.time(), counters["wall_clock_s"]
