@@ -239,7 +239,7 @@ def test_softmax_objective_puts_logit_differences_at_the_gains():
     obs = torch.zeros(2, 83, 27, dtype=torch.uint8)
     opt = torch.optim.Adam(net.parameters(), lr=0.05)
     for _ in range(600):
-        loss, ce, hinge = obj.softmax_loss(net, obs, None, mask, is_c, gain, base, 1.0, 1.0, 2.0)
+        loss, _, _ = obj.softmax_loss(net, obs, None, mask, is_c, gain, base, 1.0, 1.0, 2.0)
         opt.zero_grad()
         loss.backward()
         opt.step()
