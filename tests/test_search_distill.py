@@ -247,5 +247,7 @@ def test_softmax_objective_puts_logit_differences_at_the_gains():
     assert float(lg[1] - lg[0]) == pytest.approx(1.5, abs=0.05)
     assert float(lg[2] - lg[0]) <= -0.95  # the non-candidate is held a point below
     assert float(net.l.detach()[1, 1] - net.l.detach()[1, 0]) <= -0.95
-    single = obj.softmax_loss(Free(1), obs[1:], None, mask[1:], is_c[1:], gain[1:], base[1:], 1.0, 0.0)
+    single = obj.softmax_loss(
+        Free(1), obs[1:], None, mask[1:], is_c[1:], gain[1:], base[1:], 1.0, 0.0
+    )
     assert float(single[1]) == 0.0 and set(obj.OBJECTIVES) == {"regression", "softmax"}
