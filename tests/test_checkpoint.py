@@ -174,7 +174,7 @@ def _rehash_script():
 
 
 def test_shipped_checkpoints_load_and_the_rehash_script_leaves_them_alone(capsys):
-    for name in ("bc", "ppo", "distill"):
+    for name in ("bc", "ppo", "distill", "exit"):
         assert TorchAgent.load(name).meta["format"] == "sichuan-torch-agent/1"
     assert BeliefModel.load("belief").meta["format"] == "sichuan-belief/1"
     script = _rehash_script()

@@ -194,12 +194,13 @@ def test_distill_cli_end_to_end_and_resume(tmp_path):
         sd.main([*common, "--init", str(tmp_path / "init.pt"), "--margins", "nan"])
 
 
-def test_shipped_distill_agent_leaves_the_heuristic_rarely_and_legally():
+@pytest.mark.parametrize("name", ["distill", "exit"])
+def test_shipped_distill_agent_leaves_the_heuristic_rarely_and_legally(name):
     from sichuan_env.agents import make_agent
 
     from sichuan_env.envs.vector import VectorEnv
 
-    agent = make_agent("distill", seed=0)
+    agent = make_agent(name, seed=0)
     assert agent.net.config.prior and agent.meta["method"] == "search_distill"
     assert float(agent.net.prior_gain.detach()) == pytest.approx(agent.meta["margin"])
     venv = VectorEnv(64, seed=0)

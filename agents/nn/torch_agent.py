@@ -225,3 +225,8 @@ def load_ppo(seed: int | None = None) -> TorchAgent:
 def load_distill(seed: int | None = None) -> TorchAgent:
     """The shipped search-distilled agent (``agents/checkpoints/distill.pt``, ``sichuan_env.train.policy.search_distill``)."""
     return TorchAgent.load("distill", seed)
+
+
+def load_exit(seed: int | None = None) -> TorchAgent:
+    """The shipped expert-iteration agent: round 3 of ``sichuan_env.train.policy.exit`` from ``distill``."""
+    return TorchAgent.load("exit", seed)
