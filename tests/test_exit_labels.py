@@ -101,7 +101,8 @@ def test_setup_decisions_are_not_rows():
            np.zeros((2, MAX_CANDIDATES), np.float32), np.zeros(2, np.int8), np.ones(2, bool))  # fmt: skip
     renv = (np.zeros(4, np.int64), env.rules.as_array(), t["FLAGS"], t["WAITS"], t["DIST"])
     el.label_rows(np.ascontiguousarray(states), np.zeros((2, 2), STATE_DTYPE),
-                  np.full((2, 2), -1, np.int64), np.zeros(2, np.uint64), (4, 2, 1, True), renv, *out)  # fmt: skip
+                  np.full((2, 2), -1, np.int64), np.zeros(2, np.uint64), (4, 2, 1, True, False), renv,
+                  (np.ones((2, 4), bool), el.export_dummy()), *out)  # fmt: skip
     assert not out[4].any()
 
 
@@ -141,3 +142,35 @@ def test_cli_resumes_and_refuses_another_network(tmp_path, capsys):
     assert len(pooled["hand"]) == 2 * n and meta["settings"]["p_label"] == 0.35
     assert len(np.unique(pooled["hand"])) == 2 * len(np.unique(rows["hand"]))  # hands stay apart
     assert ((pooled["hand"][n:] % 10) == (rows["hand"] % 10)).all()  # and keep their split
+
+
+def test_network_rollouts_give_other_values_on_the_same_rows(net, shard):
+    """--rollout network: the same decisions are labelled (the draws do not depend on the rollouts),
+    with other values (the network plays the rollouts), and the rows stay valid labels."""
+    rows, _ = shard
+    other, _ = el.label_shard(net, 5, 0, 8, **KW, rollout="network")
+    sl.check_labels(other)
+    np.testing.assert_array_equal(other["obs"], rows["obs"])
+    np.testing.assert_array_equal(other["cands"], rows["cands"])
+    multi = (rows["cands"] >= 0).sum(1) >= 2
+    assert multi.sum() > 20 and (other["gain"][multi] != rows["gain"][multi]).any()
+    assert (other["gain"][np.arange(len(other["base"])), other["base"]] == 0).all()
+
+
+def test_network_rollouts_follow_the_network_in_its_seats():
+    """run_mixed: with every seat the network, a hand plays exactly as the numba network decides."""
+    from sichuan_env.agents.nn.numba_policy import export, scratch
+    from sichuan_env.agents.search.net_rollout import run_mixed
+
+    from sichuan_env.engine.deal import deal_seed
+
+    agent = TorchAgent.load("distill")
+    w = export(agent.net)
+    obs, mask, *bufs = scratch(w)
+    t = get_tables()
+    rules = VectorEnv(1).rules.as_array()
+    st = np.zeros(1, STATE_DTYPE)
+    deal_seed(st, 0, np.uint64(11), rules)
+    n = run_mixed(st[0], np.ones(4, np.bool_), w, np.zeros(4, np.int64), rules, t["FLAGS"],
+                  t["WAITS"], obs, mask, t["DIST"], tuple(bufs))  # fmt: skip
+    assert n > 20 and int(st[0]["scores"].sum()) == 0

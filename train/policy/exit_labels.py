@@ -10,9 +10,11 @@ rollouts (``sichuan_env.agents.search.rollout``): the own-turn candidates of the
 (or every legal claim answer), the heuristic's own action (the base the gains
 are measured from) and the network's two best actions by its own logits (the
 network as the *prior that picks candidates*). Rollouts play the heuristic in
-every seat: a network forward pass per rollout decision costs about 50 times a
-heuristic decision, so the network enters the search through the candidates
-and the state distribution, not the rollouts (see ``research/exit/README.md``).
+every seat (``--rollout heuristic``, the default), or the network in the seats
+it plays in that hand (``--rollout network``: ``sichuan_env.agents.search.net_rollout``,
+the network's forward pass in numba; several times slower, see
+``research/exit/README.md``): the first estimates the heuristic's values,
+the same target in every round; the second the network's own.
 
 The rows have the format of ``sichuan_env.train.policy.search_labels`` (its shard
 reader and checks apply, and ``sichuan_env.train.policy.search_distill`` fits them); the
@@ -36,10 +38,12 @@ import numpy as np
 import torch
 from sichuan_env.agents.checkpoint import file_sha256
 from sichuan_env.agents.eval.metrics import paired_stats
-from sichuan_env.agents.nn.features import heuristic_choices
+from sichuan_env.agents.nn.features import AUX_SIZE, heuristic_choices
+from sichuan_env.agents.nn.numba_policy import export
 from sichuan_env.agents.nn.policy import PolicyNet
 from sichuan_env.agents.nn.torch_agent import load_network
 from sichuan_env.agents.rule_based.fused import style_action
+from sichuan_env.agents.search.net_rollout import evaluate_candidates_net
 from sichuan_env.agents.search.rollout import (
     MAX_CANDIDATES,
     decision_candidates,
@@ -60,14 +64,19 @@ EXTRA = 2
 
 
 @njit(parallel=True)
-def label_rows(states, scratch, extra, seeds, knobs, env, cands_o, gain_o, se_o, base_o, ok_o):
+def label_rows(states, scratch, extra, seeds, knobs, env, net, cands_o, gain_o, se_o, base_o, ok_o):
     """Score the candidates of the decision in each of ``states`` (the seat to act); see the module docstring.
 
     ``extra[i]``: actions to add to row ``i``'s candidates when legal (-1: none).
     ``ok_o[i]`` is False for a row that is not a searched decision (setup).
     Gains are paired over the samples, relative to the heuristic's action (``base_o``).
+    ``net`` is ``(net_seats bool[N, 4], weights)``: with ``knobs[4]`` (network
+    rollouts) the seats ``net_seats[i]`` of row ``i``'s rollouts play the network
+    (``numba_policy.export``'s weights), the others the heuristic.
     """
-    n_samples, draws, gap, claims = knobs
+    n_samples, draws, gap, claims, net_rollouts = knobs
+    net_seats, weights = net
+    n_hidden = weights[0].shape[1]
     styles, rules, flags, waits, dist = env
     n = states.shape[0]
     raw_states = states.view(np.uint8).reshape(n, -1)
@@ -100,7 +109,14 @@ def label_rows(states, scratch, extra, seeds, knobs, env, cands_o, gain_o, se_o,
         for c in range(nc):
             if cands[c] == d:
                 base = c
-        if nc >= 2:
+        if nc >= 2 and net_rollouts:
+            bufs = (np.zeros(AUX_SIZE, np.float32), np.zeros(n_hidden, np.float32),
+                    np.zeros(n_hidden, np.float32), np.zeros(88, np.float32))  # fmt: skip
+            evaluate_candidates_net(
+                work, raw, raw_states[i], me, cands, nc, n_samples, draws, seeds[i],
+                styles, rules, flags, waits, obs, mask, dist, vals, net_seats[i], weights, bufs,
+            )  # fmt: skip
+        elif nc >= 2:
             evaluate_candidates(
                 work, raw, raw_states[i], me, cands, nc, n_samples, draws, seeds[i],
                 styles, rules, flags, waits, obs, mask, dist, vals,
@@ -137,6 +153,13 @@ def _seed(seed: int, hand: int, k: int) -> np.uint64:
     return np.uint64(_mix(seed, hand, k) ^ 0xD1B54A32D192ED03)
 
 
+def export_dummy() -> tuple:
+    """Weights of the right types for ``label_rows`` when the rollouts play the heuristic (never read)."""
+    z = np.zeros((1, 1), np.float32)
+    return (z, np.zeros(1, np.float32), np.zeros((0, 1, 1), np.float32), np.zeros((0, 1), np.float32),
+            np.zeros((88, 1), np.float32), np.zeros(88, np.float32), np.zeros(1), np.zeros(2, np.int64))  # fmt: skip
+
+
 @torch.no_grad()
 def network_choices(
     net: PolicyNet, obs: np.ndarray, mask: np.ndarray
@@ -161,7 +184,8 @@ def network_choices(
 
 
 def label_shard(net: PolicyNet, seed: int, first: int, n_hands: int, *, samples: int, draws: int,
-                gap: int, p_label: float, claims: bool, pool: float) -> tuple[dict[str, np.ndarray], int]:  # fmt: skip
+                gap: int, p_label: float, claims: bool, pool: float,
+                rollout: str = "heuristic") -> tuple[dict[str, np.ndarray], int]:  # fmt: skip
     """Rows of hands ``first .. first + n_hands - 1`` (deal seeds ``seed_of(seed, hand)``) and the decisions played."""
     t = get_tables()
     env = (np.zeros(4, dtype=np.int64), RuleConfig().as_array(), t["FLAGS"], t["WAITS"], t["DIST"])
@@ -172,7 +196,8 @@ def label_shard(net: PolicyNet, seed: int, first: int, n_hands: int, *, samples:
     net_seat = hands % 4  # the network's seat in a pool hand
     done = np.zeros(n_hands, bool)
     parts: dict[str, list[np.ndarray]] = {k: [] for k in FIELDS}
-    knobs = (samples, draws, gap, claims)
+    knobs = (samples, draws, gap, claims, rollout == "network")
+    weights = export(net) if rollout == "network" else export_dummy()
     decisions = 0
     while not done.all():
         act = heuristic_choices(obs, mask)
@@ -198,8 +223,12 @@ def label_shard(net: PolicyNet, seed: int, first: int, n_hands: int, *, samples:
                                  np.uint64)  # fmt: skip
                 out = (np.full((n, MAX_CANDIDATES), -1, np.int16), np.zeros((n, MAX_CANDIDATES), np.float32),
                        np.zeros((n, MAX_CANDIDATES), np.float32), np.zeros(n, np.int8), np.zeros(n, bool))  # fmt: skip
+                # the rollouts' network seats: all four in self-play, the network's one in a pool hand
+                seats_net = np.ones((n, 4), bool)
+                pool_rows = np.flatnonzero(in_pool[sel])
+                seats_net[pool_rows] = np.arange(4)[None, :] == net_seat[sel][pool_rows, None]
                 label_rows(np.ascontiguousarray(states[pick]), np.zeros((n, 2), STATE_DTYPE),
-                           extra[pick], seeds, knobs, env, *out)  # fmt: skip
+                           extra[pick], seeds, knobs, env, (seats_net, weights), *out)  # fmt: skip
                 ok = out[4]
                 parts["obs"].append(obs[sel][ok, :83].copy())
                 parts["mask"].append(mask[sel][ok].astype(np.int8))
@@ -233,6 +262,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gap", type=int_arg(-1, 14), default=1, help="discards within GAP shanten (1)")
     p.add_argument("--p-label", type=float_arg(0, 1), default=0.35, help="share of searched decisions labelled")  # fmt: skip
     p.add_argument("--no-claims", dest="claims", action="store_false", help="label own turns only")
+    p.add_argument("--rollout", choices=("heuristic", "network"), default="heuristic",
+                   help="who plays the rollouts: the heuristic (default), or the network in its seats "
+                        "(the heuristic in the others; several times slower)")  # fmt: skip
     p.add_argument("--pool", type=float_arg(0, 1, include_lo=True), default=0.5,
                    help="share of hands with one network seat against three heuristics (0.5)")  # fmt: skip
     p.add_argument("--seed", type=int_arg(0, 2**31 - 1), default=0)
@@ -263,6 +295,10 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(args.threads)
     settings = {k: getattr(args, k) for k in ("samples", "draws", "gap", "p_label", "seed",
                                                 "claims", "pool", "shard_hands")}  # fmt: skip
+    if (
+        args.rollout != "heuristic"
+    ):  # older label sets have no such key: they are heuristic rollouts
+        settings["rollout"] = args.rollout
     settings["net_sha256"] = net_sha
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -292,7 +328,8 @@ def main(argv: list[str] | None = None) -> dict:
         first = s * args.shard_hands
         n = min(args.shard_hands, args.hands - first)
         part, dec = label_shard(net, args.seed, first, n, samples=args.samples, draws=args.draws,
-                                gap=args.gap, p_label=args.p_label, claims=args.claims, pool=args.pool)  # fmt: skip
+                                gap=args.gap, p_label=args.p_label, claims=args.claims, pool=args.pool,
+                                rollout=args.rollout)  # fmt: skip
         tmp = out / f"tmp-shard-{s:05d}.npz"
         np.savez_compressed(tmp, **part)
         tmp.rename(f)
