@@ -62,3 +62,12 @@ def test_resume_needs_a_run_and_init_must_exist(tmp_path):
     with pytest.raises(SystemExit):
         ex.main(["--run", str(tmp_path / "x"), "--init", str(tmp_path / "missing.pt"), *TINY])
     assert not (tmp_path / "x" / "exit.json").exists()
+
+
+def test_a_round_with_network_rollouts(tmp_path):
+    """--rollout network reaches the labels (their settings say so) and the round completes."""
+    run = tmp_path / "net"
+    doc = ex.main(["--run", str(run), "--rounds", "1", "--rollout", "network", *TINY])
+    assert doc["rounds"][0]["done"] == list(ex.STAGES) and doc["settings"]["rollout"] == "network"
+    meta = json.loads((run / "round-01" / "labels" / "meta.json").read_text())
+    assert meta["settings"]["rollout"] == "network"

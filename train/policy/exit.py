@@ -6,7 +6,8 @@ the shipped ``distill`` by default) and runs three stages:
 1. **labels** (``sichuan_env.train.policy.exit_labels``): hands played by that network, in
    self-play and in one seat against three heuristics; at sampled own turns
    and claim answers, every candidate (the search's, the heuristic's action and
-   the network's two best) is scored by paired determinized rollouts.
+   the network's two best) is scored by paired determinized rollouts, played
+   by the heuristic or (``--rollout network``) by the network itself.
 2. **fit** (``sichuan_env.train.policy.search_distill``): the network is fitted to the
    search's per-candidate values (soft targets: the regression of each
    candidate's gain, not the argmax), starting from round ``k-1``'s weights, on
@@ -41,7 +42,7 @@ from sichuan_env._cli import MAX_SEED, dir_problem, fail, float_arg, int_arg, ru
 
 PROG = "sichuan_env.train.policy.exit"
 STAGES = ("labels", "fit", "eval")
-SETTINGS = ("init", "hands", "samples", "p_label", "claims", "pool", "aggregate", "epochs",
+SETTINGS = ("init", "hands", "samples", "p_label", "claims", "rollout", "pool", "aggregate", "epochs",
             "lr", "objective", "margins", "select_walls", "eval_walls", "anchor_decisions", "seed")  # fmt: skip
 """The arguments a resumed run must keep (``--rounds`` and ``--threads`` may change)."""
 
@@ -57,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--samples", type=int_arg(2, 4096), default=16, help="determinizations per labelled decision (16)")  # fmt: skip
     p.add_argument("--p-label", type=float_arg(0, 1), default=0.35, help="share of searched decisions labelled (0.35)")  # fmt: skip
     p.add_argument("--no-claims", dest="claims", action="store_false", help="search own turns only")
+    p.add_argument("--rollout", choices=("heuristic", "network"), default="heuristic",
+                   help="who plays the label rollouts: the heuristic, or the network in its seats (exit_labels --rollout)")  # fmt: skip
     p.add_argument("--pool", type=float_arg(0, 1, include_lo=True), default=0.5, help="share of label hands against three heuristics (0.5)")  # fmt: skip
     p.add_argument("--no-aggregate", dest="aggregate", action="store_false", help="fit each round on its own labels only")  # fmt: skip
     p.add_argument("--epochs", type=int_arg(1, 1000), default=4, help="fit epochs per round (4)")
@@ -157,6 +160,7 @@ def run_round(run_dir: Path, doc: dict, k: int, threads: int) -> None:
                     "--pool", str(s["pool"]), "--seed", str(1000 * s["seed"] + k),
                     "--threads", str(threads)]  # fmt: skip
             argv += [] if s["claims"] else ["--no-claims"]
+            argv += ["--rollout", s["rollout"]]
             argv += ["--resume"] if (out / "meta.json").exists() else []
             entry["labels"] = exit_labels.main(argv)
         elif stage == "fit":
