@@ -41,7 +41,7 @@ def export(net: PolicyNet) -> tuple:
         raise ValueError(
             f"only MLP networks over observation v1 can play in numba, got {c.arch} v{c.obs_version}"
         )
-    linears = [m for m in net.trunk if isinstance(m, torch.nn.Linear)]
+    linears = [m for m in net.trunk.modules() if isinstance(m, torch.nn.Linear)]
     with torch.no_grad():
         first = linears[0].weight.detach().float().T.contiguous().numpy()
         hid = [m.weight.detach().float().numpy() for m in linears[1:]]
