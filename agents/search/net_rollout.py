@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from sichuan_env.agents.nn.numba_policy import net_action
 from sichuan_env.agents.rule_based.fused import style_action
-from sichuan_env.agents.search.rollout import determinize_best, reopen_window
+from sichuan_env.agents.search.rollout import draw_sample
 
 from sichuan_env._jit import njit
-from sichuan_env.engine.state import PH_CLAIM, PH_OVER, PH_ROB
+from sichuan_env.engine.state import PH_OVER
 from sichuan_env.engine.step import apply
 
 
@@ -50,14 +50,9 @@ def evaluate_candidates_net(scratch, raw, orig, me: int, cands, n_cands: int, n_
     """``evaluate_candidates`` with the rollouts played by ``run_mixed`` (same samples, same pairing)."""
     rng = seed
     for k in range(n_samples):
-        raw[0, :] = orig
-        window = scratch[0].phase == PH_CLAIM or scratch[0].phase == PH_ROB
-        base = scratch[0].scores[me]
-        rng = determinize_best(scratch[0], me, rng, draws, rules, dist)
-        if window and not reopen_window(
-            scratch[0], me, styles, rules, flags, waits, obs, mask, dist
-        ):
-            raw[0, :] = orig
+        rng, base = draw_sample(
+            scratch, raw, orig, me, rng, draws, styles, rules, flags, waits, obs, mask, dist
+        )
         for c in range(n_cands):
             raw[1, :] = raw[0, :]
             st = scratch[1]

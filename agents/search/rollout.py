@@ -241,6 +241,24 @@ def candidates(st, rules, flags, mask, dist, gap: int, out) -> int:
 
 
 @njit
+def draw_sample(
+    scratch, raw, orig, me: int, rng, draws: int, styles, rules, flags, waits, obs, mask, dist
+):
+    """One determinization of the state ``orig`` into ``scratch[0]``; returns ``(rng, me's score before)``.
+
+    In a claim or robbing window the window is opened again on the redrawn
+    hands (``reopen_window``). Shared by every rollout evaluator.
+    """
+    raw[0, :] = orig
+    window = scratch[0].phase == PH_CLAIM or scratch[0].phase == PH_ROB
+    base = scratch[0].scores[me]
+    rng = determinize_best(scratch[0], me, rng, draws, rules, dist)
+    if window and not reopen_window(scratch[0], me, styles, rules, flags, waits, obs, mask, dist):
+        raw[0, :] = orig  # cannot happen (me's options are its own): keep the true window
+    return rng, base
+
+
+@njit
 def evaluate_candidates(
     scratch,
     raw,
@@ -269,14 +287,9 @@ def evaluate_candidates(
     """
     rng = seed
     for k in range(n_samples):
-        raw[0, :] = orig
-        window = scratch[0].phase == PH_CLAIM or scratch[0].phase == PH_ROB
-        base = scratch[0].scores[me]
-        rng = determinize_best(scratch[0], me, rng, draws, rules, dist)
-        if window and not reopen_window(
-            scratch[0], me, styles, rules, flags, waits, obs, mask, dist
-        ):
-            raw[0, :] = orig  # cannot happen (me's options are its own): keep the true window
+        rng, base = draw_sample(
+            scratch, raw, orig, me, rng, draws, styles, rules, flags, waits, obs, mask, dist
+        )
         for c in range(n_cands):
             raw[1, :] = raw[0, :]
             st = scratch[1]

@@ -49,7 +49,13 @@ from sichuan_env.agents.search.rollout import (
     decision_candidates,
     evaluate_candidates,
 )
-from sichuan_env.train.policy.search_labels import FIELDS, read_label_meta, seed_of
+from sichuan_env.train.policy.search_labels import (
+    FIELDS,
+    missing_shards,
+    open_label_dir,
+    seed_of,
+    write_shard,
+)
 
 from sichuan_env import RuleConfig
 from sichuan_env._cli import dir_problem, fail, float_arg, int_arg, run
@@ -162,12 +168,13 @@ def export_dummy() -> tuple:
 
 @torch.no_grad()
 def network_choices(
-    net: PolicyNet, obs: np.ndarray, mask: np.ndarray
+    net: PolicyNet, obs: np.ndarray, mask: np.ndarray, heuristic: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(greedy actions int64[N], the EXTRA best actions by the network's own logits int64[N, EXTRA])``.
 
     One forward pass: the greedy action is the network's acting rule (its
     logits plus ``prior_gain`` on the heuristic's action, for a prior network).
+    ``heuristic``: the heuristic's actions of the rows, when the caller has them.
     """
     o = torch.from_numpy(np.ascontiguousarray(obs[:, : net.config.public_rows]))
     legal = torch.from_numpy(mask != 0)
@@ -177,7 +184,7 @@ def network_choices(
     extra = torch.where(torch.isfinite(top.values), top.indices, -1).numpy().astype(np.int64)
     lg = raw.clone()
     if net.prior_gain is not None:
-        h = heuristic_choices(o.numpy(), mask)
+        h = heuristic_choices(o.numpy(), mask) if heuristic is None else heuristic
         rows = np.flatnonzero(h >= 0)
         lg[rows, h[rows]] += float(net.prior_gain)
     return lg.argmax(1).numpy().astype(np.int64), extra
@@ -204,7 +211,7 @@ def label_shard(net: PolicyNet, seed: int, first: int, n_hands: int, *, samples:
         by_net = ~done & ~(in_pool & (seats != net_seat))
         rows = np.flatnonzero(by_net)
         if len(rows):
-            a, extra = network_choices(net, obs[rows], mask[rows])
+            a, extra = network_choices(net, obs[rows], mask[rows], act[rows])
             act[rows] = a
             states = venv.states_of(rows)
             ph = states["phase"]
@@ -289,50 +296,27 @@ def main(argv: list[str] | None = None) -> dict:
         fail(PROG, "--net must read observation v1 (the labels store v1 observations)")
     net.eval()
     from rich.progress import track
-    from sichuan_env.train.common import git_commit
 
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
     torch.set_num_threads(args.threads)
     settings = {k: getattr(args, k) for k in ("samples", "draws", "gap", "p_label", "seed",
                                                 "claims", "pool", "shard_hands")}  # fmt: skip
-    if (
-        args.rollout != "heuristic"
-    ):  # older label sets have no such key: they are heuristic rollouts
+    # older label sets have no rollout key: theirs are heuristic rollouts
+    if args.rollout != "heuristic":
         settings["rollout"] = args.rollout
     settings["net_sha256"] = net_sha
-    out = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    if (out / "meta.json").exists():
-        if not args.resume:
-            p.error(f"{out} holds labels already: pass --resume to extend them")
-        try:
-            old = read_label_meta(out)
-        except ValueError as exc:
-            fail(PROG, exc)
-        if old.get("settings") != settings:
-            fail(PROG, f"{out} was made with other settings or another network: "
-                       f"{str(old.get('settings'))[:300]}")  # fmt: skip
-        old_hands = old.get("hands")
-        if isinstance(old_hands, int) and old_hands % args.shard_hands and args.hands > old_hands:
-            (out / f"shard-{old_hands // args.shard_hands:05d}.npz").unlink(missing_ok=True)
-    meta = {"settings": settings, "hands": args.hands, "net": str(args.net), "commit": git_commit(),
-            "format": "search_labels"}  # fmt: skip
-    (out / "meta.json").write_text(json.dumps(meta, indent=1))
+    open_label_dir(p, args.out, settings, args.hands, args.shard_hands, args.resume,
+                   {"net": str(args.net), "format": "search_labels"},
+                   "other settings or another network")  # fmt: skip
     n_shards = -(-args.hands // args.shard_hands)
     rows = decisions = 0
     t0 = time.time()
-    for s in track(range(n_shards), description="exit label shards"):
-        f = out / f"shard-{s:05d}.npz"
-        if f.exists():
-            continue
-        first = s * args.shard_hands
-        n = min(args.shard_hands, args.hands - first)
+    todo = missing_shards(args.out, args.hands, args.shard_hands)
+    for s, first, n in track(todo, description="exit label shards"):
         part, dec = label_shard(net, args.seed, first, n, samples=args.samples, draws=args.draws,
                                 gap=args.gap, p_label=args.p_label, claims=args.claims, pool=args.pool,
                                 rollout=args.rollout)  # fmt: skip
-        tmp = out / f"tmp-shard-{s:05d}.npz"
-        np.savez_compressed(tmp, **part)
-        tmp.rename(f)
+        write_shard(args.out, s, part)
         rows += len(part["obs"])
         decisions += dec
     summary = {"shards": n_shards, "new_rows": rows, "decisions_played": decisions,

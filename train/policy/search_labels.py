@@ -268,6 +268,48 @@ def check_labels(rows: dict[str, np.ndarray]) -> None:
         raise ValueError("labels: seat outside 0..3 or a negative hand index")
 
 
+def open_label_dir(p: argparse.ArgumentParser, out: Path, settings: dict, hands: int,
+                   shard_hands: int, resume: bool, extra: dict, what: str) -> None:  # fmt: skip
+    """Make or reopen the label directory ``out`` and write its ``meta.json``.
+
+    An existing directory needs ``resume`` and the same ``settings`` (else the
+    run stops, naming ``what`` differs); a partial last shard of a shorter run
+    is removed, to be made again whole. ``extra`` is added to the meta.
+    """
+    from sichuan_env.train.common import git_commit
+
+    out.mkdir(parents=True, exist_ok=True)
+    meta_path = out / "meta.json"
+    if meta_path.exists():
+        if not resume:
+            p.error(f"{out} holds labels already: pass --resume to extend them")
+        try:
+            old = read_label_meta(out)
+        except ValueError as exc:
+            fail(p.prog, exc)
+        if old.get("settings") != settings:
+            fail(p.prog, f"{out} was made with {what}: {str(old.get('settings'))[:300]}")
+        old_hands = old.get("hands")
+        if isinstance(old_hands, int) and old_hands % shard_hands and hands > old_hands:
+            (out / f"shard-{old_hands // shard_hands:05d}.npz").unlink(missing_ok=True)
+    meta = {"settings": settings, "hands": hands, **extra, "commit": git_commit()}
+    meta_path.write_text(json.dumps(meta, indent=1))
+
+
+def missing_shards(out: Path, hands: int, shard_hands: int) -> list[tuple[int, int, int]]:
+    """``(shard, first hand, hands)`` of every shard of ``out`` not yet written."""
+    n_shards = -(-hands // shard_hands)
+    return [(s, s * shard_hands, min(shard_hands, hands - s * shard_hands))
+            for s in range(n_shards) if not (out / f"shard-{s:05d}.npz").exists()]  # fmt: skip
+
+
+def write_shard(out: Path, s: int, part: dict[str, np.ndarray]) -> None:
+    """Write shard ``s`` whole, then rename it into place (a shard on disk is never partial)."""
+    tmp = out / f"tmp-shard-{s:05d}.npz"
+    np.savez_compressed(tmp, **part)
+    tmp.rename(out / f"shard-{s:05d}.npz")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m sichuan_env.train.policy.search_labels``."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0], prog=PROG)
@@ -296,43 +338,23 @@ def main(argv: list[str] | None = None) -> dict:
     if problem:
         p.error(f"--out: {problem}")
     from rich.progress import track
-    from sichuan_env.train.common import git_commit
 
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     settings = {k: getattr(args, k) for k in ("samples", "draws", "gap", "p_label", "seed")}
     settings["shard_hands"] = args.shard_hands
-    meta_path = out / "meta.json"
-    if meta_path.exists():
-        if not args.resume:
-            p.error(f"{out} holds labels already: pass --resume to extend them")
-        try:
-            old = read_label_meta(out)
-        except ValueError as exc:
-            fail(PROG, exc)
-        if old.get("settings") != settings:
-            fail(PROG, f"{out} was made with other settings: {str(old.get('settings'))[:300]}")
-        old_hands = old.get("hands")
-        if isinstance(old_hands, int) and old_hands % args.shard_hands and args.hands > old_hands:
-            # the last shard of the shorter run is partial: make it again, whole
-            (out / f"shard-{old_hands // args.shard_hands:05d}.npz").unlink(missing_ok=True)
-    meta = {"settings": settings, "hands": args.hands, "commit": git_commit()}
-    meta_path.write_text(json.dumps(meta, indent=1))
+    open_label_dir(
+        p, out, settings, args.hands, args.shard_hands, args.resume, {}, "other settings"
+    )
     n_shards = -(-args.hands // args.shard_hands)
     rows = full = 0
     t0 = time.time()
-    for s in track(range(n_shards), description="label shards"):
-        f = out / f"shard-{s:05d}.npz"
-        if f.exists():
-            continue
-        first = s * args.shard_hands
-        n = min(args.shard_hands, args.hands - first)
+    for s, first, n in track(
+        missing_shards(out, args.hands, args.shard_hands), description="label shards"
+    ):
         part = label_hands(args.seed, first, n, samples=args.samples, draws=args.draws,
                            gap=args.gap, p_label=args.p_label)  # fmt: skip
-        tmp = out / f"tmp-shard-{s:05d}.npz"
-        np.savez_compressed(tmp, **part)
-        tmp.rename(f)
+        write_shard(out, s, part)
         rows += len(part["obs"])
         full += int((np.bincount(part["hand"] - first, minlength=n) >= ROWS_PER_HAND).sum())
     summary = {"shards": n_shards, "new_rows": rows, "hands_at_row_cap": full,
