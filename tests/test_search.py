@@ -7,7 +7,7 @@ from sichuan_env.agents.eval.evaluate import play_duplicate
 from sichuan_env.agents.eval.match_stats import summarize
 from sichuan_env.agents.rule_based.fused import run_styles_at
 from sichuan_env.agents.search.agent import SearchAgent
-from sichuan_env.agents.search.rollout import determinize_at
+from sichuan_env.agents.search.determinize import determinize_at
 
 from sichuan_env import RuleConfig
 from sichuan_env.engine.deal import deal_seed

@@ -6,7 +6,8 @@ import numpy as np
 from sichuan_env.agents.rule_based.fused import run_styles_at
 from sichuan_env.agents.rule_based.heuristic import HeuristicAgent
 from sichuan_env.agents.search.agent import SearchAgent
-from sichuan_env.agents.search.rollout import determinize_at, reopen_window
+from sichuan_env.agents.search.determinize import determinize_at
+from sichuan_env.agents.search.rollout import reopen_window
 
 from sichuan_env import RuleConfig
 from sichuan_env._jit import njit

@@ -109,3 +109,79 @@ def test_a_run_resumes_where_it_stopped(tmp_path):
     assert any(not torch.equal(a, b) for a, b in zip(net1.parameters(), net2.parameters(), strict=True))  # fmt: skip
     with pytest.raises(SystemExit):
         ppo.main([*common, "--iterations", "4", "--resume", "--init", str(run / "last.pt")])
+
+
+class _StateReader:
+    """A pool agent that reads the engine state: checks each state against its mask, plays the
+    first legal action."""
+
+    name = "state-reader"
+    obs_version = 1
+    reads_state = True
+
+    def __init__(self):
+        self.rows = 0
+
+    def act_states(self, states, masks, rules=None):
+        from sichuan_env.engine.step import legal_mask_at
+        from sichuan_env.kernels.tables import get_tables
+
+        flags, r = get_tables()["FLAGS"], rules.as_array()
+        for k in range(len(states)):
+            m = np.zeros(masks.shape[1], np.int8)
+            legal_mask_at(states, k, r, flags, m)
+            assert np.array_equal(m, masks[k])  # the state is the one the mask is of
+        self.rows += len(states)
+        return masks.argmax(axis=1)
+
+
+def test_a_pool_agent_that_reads_the_state_gets_the_states():
+    from sichuan_env.agents.rule_based.heuristic import HeuristicAgent
+
+    reader = _StateReader()
+    torch.manual_seed(0)
+    net = PolicyNet(PolicyConfig(hidden=32, layers=1))
+    venv = VectorEnv(16, seed=3)
+    pool = [("heuristic", HeuristicAgent()), ("state-reader", reader)]
+    coll = ppo.Collector(net, venv, pool, 1.0, 0.0, 0.125, seed=0)  # every opponent: the reader
+    coll.collect(40, ppo.Buffer(16 * 40, 83, 0))
+    assert reader.rows > 300
+
+
+def test_the_search_joins_the_pool_from_the_command_line(tmp_path, monkeypatch):
+    from sichuan_env.agents.search.agent import SearchAgent
+
+    calls = []
+    act = SearchAgent.act_states
+    monkeypatch.setattr(
+        SearchAgent, "act_states", lambda self, *a: calls.append(1) or act(self, *a)
+    )
+    run = tmp_path / "run"
+    argv = ["--run", str(run), "--envs", "8", "--steps", "8", "--hidden", "32", "--layers", "1",
+            "--threads", "1", "--quiet", "--eval-every", "0", "--iterations", "1",
+            "--pool-frac", "1.0", "--pool-heuristic", "0.0", "--pool-agent", "search"]  # fmt: skip
+    ppo.main(argv)
+    assert (run / "last.pt").is_file() and calls  # the search played its seats
+    with pytest.raises(SystemExit):
+        ppo.main([*argv[:-1], "no-such-agent", "--run", str(tmp_path / "other")])
+
+
+def test_logit_scale_multiplies_the_logits_and_keeps_the_greedy_action():
+    torch.manual_seed(0)
+    net = PolicyNet(PolicyConfig(hidden=32, layers=1, prior=True))
+    with torch.no_grad():
+        net.prior_gain.fill_(0.3)
+        net.policy.weight.normal_()
+    venv = VectorEnv(8, seed=5)
+    obs, mask, _ = venv.reset()
+    o, m = torch.from_numpy(obs[:, :83]), torch.from_numpy(mask)
+    before = net(o, mask=m)[0]
+    ppo.scale_logits(net, 10.0)
+    after = net(o, mask=m)[0]
+    torch.testing.assert_close(after, 10.0 * before, rtol=1e-5, atol=1e-5)
+    legal = m.bool()
+    assert torch.equal(
+        after.masked_fill(~legal, -1e9).argmax(1), before.masked_fill(~legal, -1e9).argmax(1)
+    )
+    with pytest.raises(ValueError, match="scale"):
+        ppo.scale_logits(net, 0.0)

@@ -28,6 +28,7 @@ import numba
 import numpy as np
 from sichuan_env.agents.base import BaseAgent, check_masks, check_seed
 from sichuan_env.agents.rule_based.fused import STYLES, style_action
+from sichuan_env.agents.search.determinize import BELIEF_COLUMNS
 from sichuan_env.agents.search.rollout import MAX_CANDIDATES, search_action
 
 from sichuan_env import RuleConfig
@@ -56,10 +57,12 @@ def _public_seed(st, seed: np.uint64) -> np.uint64:
 
 
 @njit(parallel=True)
-def search_rows(states, scratch, seed: np.uint64, knobs, env, out) -> None:
+def search_rows(states, scratch, seed: np.uint64, knobs, env, bel, out) -> None:
     """The agent's action for every row of ``states`` (the seat to act in each).
 
-    ``scratch`` is a ``STATE_DTYPE[N, 2]`` work area.
+    ``scratch`` is a ``STATE_DTYPE[N, 2]`` work area; ``bel`` ``float64[N, 4, 28]`` the
+    belief rows of each row's determinizations, or ``float64[N, 0, 28]`` for none
+    (``sichuan_env.agents.search.determinize``).
     """
     n_samples, draws, gap, z, claims = knobs
     styles, rules, flags, waits, dist = env
@@ -75,7 +78,7 @@ def search_rows(states, scratch, seed: np.uint64, knobs, env, out) -> None:
         vals = np.zeros((max(n_samples, 1), MAX_CANDIDATES), dtype=np.float64)
         r = _public_seed(states[i], seed)
         a = search_action(
-            work, raw, raw_states[i], n_samples, draws, gap, z, claims, r,
+            work, raw, raw_states[i], n_samples, draws, gap, z, claims, bel[i], r,
             styles, rules, flags, waits, obs, mask, dist, cands, gains, vals,
         )  # fmt: skip
         if a < 0:
@@ -178,12 +181,16 @@ class SearchAgent(BaseAgent):
         out = np.empty(len(rows), dtype=np.int64)
         knobs = (self.samples, self.draws, self.gap, self.z, self.claims)
         scratch = np.zeros((len(rows), 2), dtype=STATE_DTYPE)
-        search_rows(rows, scratch, self._seed, knobs, self._env, out)
+        search_rows(rows, scratch, self._seed, knobs, self._env, self._beliefs(rows), out)
         bad = (out < 0) | (out >= masks.shape[1])
         bad[~bad] = masks[np.flatnonzero(~bad), out[~bad]] == 0
         if bad.any():
             raise ValueError(f"states row {int(np.flatnonzero(bad)[0])} does not match its mask")
         return out
+
+    def _beliefs(self, states: np.ndarray) -> np.ndarray:
+        """Belief rows for each state's determinizations: none (``float64[N, 0, 28]``)."""
+        return np.zeros((len(states), 0, BELIEF_COLUMNS), dtype=np.float64)
 
     def _act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         raise RuntimeError(

@@ -45,13 +45,13 @@ def run_mixed(st, net_seats, weights, styles, rules, flags, waits, obs, mask, di
 
 @njit
 def evaluate_candidates_net(scratch, raw, orig, me: int, cands, n_cands: int, n_samples: int,
-                            draws: int, seed, styles, rules, flags, waits, obs, mask, dist, vals,
+                            draws: int, bel, seed, styles, rules, flags, waits, obs, mask, dist, vals,
                             net_seats, weights, bufs) -> None:  # fmt: skip
     """``evaluate_candidates`` with the rollouts played by ``run_mixed`` (same samples, same pairing)."""
     rng = seed
     for k in range(n_samples):
         rng, base = draw_sample(
-            scratch, raw, orig, me, rng, draws, styles, rules, flags, waits, obs, mask, dist
+            scratch, raw, orig, me, rng, draws, bel, styles, rules, flags, waits, obs, mask, dist
         )
         for c in range(n_cands):
             raw[1, :] = raw[0, :]

@@ -71,6 +71,7 @@ def play_hand(
     cands = np.zeros(MAX_CANDIDATES, dtype=np.int64)
     gains = np.zeros(MAX_CANDIDATES, dtype=np.float64)
     vals = np.zeros((max(n_samples, 1), MAX_CANDIDATES), dtype=np.float64)
+    no_bel = np.zeros((0, 28), dtype=np.float64)
     rng = seed ^ np.uint64(0x9E3779B97F4A7C15)
     searched = 0
     deviations = 0
@@ -80,7 +81,7 @@ def play_hand(
         if st.to_act == search_seat and (st.phase == PH_TURN or (claims and window_open(st))):
             rng, r = splitmix64(rng)
             a = search_action(
-                scratch, raw, raw_games[i], n_samples, draws, gap, z, claims, r,
+                scratch, raw, raw_games[i], n_samples, draws, gap, z, claims, no_bel, r,
                 styles, rules, flags, waits, obs, mask, dist, cands, gains, vals,
             )  # fmt: skip
             searched += 1

@@ -10,18 +10,14 @@ numbers: every candidate meets the same samples, so their difference has a
 small variance). This is one step of policy iteration on the style: the
 searcher plays the style's own moves afterwards.
 
-A determinization keeps ``me``'s hand, every meld, river, score and the
-public counts (each opponent's number of concealed tiles, the tiles left in
-the wall) and deals the unseen tiles (the active opponents' concealed tiles
-and the undrawn wall, pooled) again: shuffled, each opponent refilled to its
-count, the rest becoming the wall in a new order. One visible constraint is
-kept: an opponent whose last discard was outside its declared void suit holds
-no tile of that suit (RULES: void tiles go first). Opponents' 过胡 memory is
-cleared (it is not public). At a claim (or robbing) decision the window is
-opened again on the redrawn hands (who else may claim, and with what, is
-hidden), and the seats asked before ``me`` answer by their style
-(``reopen_window``): their answers so far are hidden too. Nothing of the drawn sample depends on hidden
-information: its pool is the multiset of unseen tiles, which ``me`` can count.
+Determinizations (``sichuan_env.agents.search.determinize``) redraw
+everything ``me`` cannot see, consistent with what it can see; each is the
+one kept of ``draws`` draws, the one whose opponents are closest to ready or,
+with a belief row per seat (``bel``), one resampled by the beliefs' likelihood
+ratio. At a claim (or robbing) decision the window is opened again on the
+redrawn hands (who else may claim, and with what, is hidden), and the seats
+asked before ``me`` answer by their style (``reopen_window``): their answers
+so far are hidden too.
 
 Kernels only; ``sichuan_env.agents.search.agent`` and ``train.expert`` drive them.
 """
@@ -31,132 +27,18 @@ from __future__ import annotations
 import numpy as np
 from sichuan_env.agents.eval.metrics import paired_stats
 from sichuan_env.agents.rule_based.fused import run_styles, style_action
+from sichuan_env.agents.search.determinize import determinize_best
 
 from sichuan_env._jit import njit
 from sichuan_env.engine.actions import DISCARD, HU, PASS, PONG, SELF_KONG
 from sichuan_env.engine.claims import open_window
 from sichuan_env.engine.core import void_of, window_ctx
-from sichuan_env.engine.deal import splitmix64
 from sichuan_env.engine.legal import legal_mask
 from sichuan_env.engine.state import PH_CLAIM, PH_ROB, PH_TURN
 from sichuan_env.engine.step import apply
 from sichuan_env.kernels.shanten import shanten
 
 MAX_CANDIDATES = 32
-
-
-@njit
-def _void_clear(st, s: int) -> bool:
-    """True when seat ``s`` visibly holds no tile of its void suit (its last discard was outside it)."""
-    v = st.void[s]
-    n = st.n_river[s]
-    if v < 0 or n == 0:
-        return False
-    return st.river[s, n - 1] // 9 != v
-
-
-@njit
-def _assign(st, me: int, pool, n_pool: int, constrained: bool, newhands, taken) -> bool:
-    """Refill the active opponents' hands from ``pool``; False if a constraint cannot be met."""
-    taken[:n_pool] = False
-    newhands[:, :] = 0
-    for first in (True, False):
-        for s in range(4):
-            if s == me or st.won[s] != 0:
-                continue
-            clear = constrained and _void_clear(st, s)
-            if clear != first:
-                continue
-            need = 0
-            for t in range(27):
-                need += st.hands[s, t]
-            j = 0
-            while need > 0 and j < n_pool:
-                t = pool[j]
-                if not taken[j] and not (clear and t // 9 == st.void[s]):
-                    newhands[s, t] += 1
-                    taken[j] = True
-                    need -= 1
-                j += 1
-            if need > 0:
-                return False
-    return True
-
-
-@njit
-def _opponent_shanten(st, me: int, rules, dist) -> int:
-    total = 0
-    for s in range(4):
-        if s != me and st.won[s] == 0:
-            total += shanten(st.hands[s], void_of(st, s, rules), dist)
-    return total
-
-
-@njit
-def determinize_best(st, me: int, rng: np.uint64, draws: int, rules, dist) -> np.uint64:
-    """``determinize`` ``draws`` times and keep the draw whose opponents are closest to ready.
-
-    Real opponents have been building their hands all along; uniformly drawn
-    hands are far weaker. Keeping the draw with the lowest summed void-aware
-    shanten of the active opponents is a cheap stand-in for the posterior.
-    """
-    if draws <= 1:
-        return determinize(st, me, rng)
-    hands = st.hands.copy()
-    wall = st.wall.copy()
-    best_h = st.hands.copy()
-    best_w = st.wall.copy()
-    best = 1 << 30
-    for _ in range(draws):
-        st.hands[:, :] = hands
-        st.wall[:] = wall
-        rng = determinize(st, me, rng)
-        sh = _opponent_shanten(st, me, rules, dist)
-        if sh < best:
-            best = sh
-            best_h[:, :] = st.hands
-            best_w[:] = st.wall
-    st.hands[:, :] = best_h
-    st.wall[:] = best_w
-    return rng
-
-
-@njit
-def determinize(st, me: int, rng: np.uint64) -> np.uint64:
-    """Deal everything ``me`` cannot see in ``st`` again (see the module docstring); return the rng."""
-    counts = np.zeros(27, dtype=np.int64)  # the unseen multiset: all a seat can know of it
-    for s in range(4):
-        if s != me and st.won[s] == 0:
-            for t in range(27):
-                counts[t] += st.hands[s, t]
-    for j in range(st.head, st.tail + 1):
-        counts[st.wall[j]] += 1
-    pool = np.empty(108, dtype=np.uint8)
-    n_pool = 0
-    for t in range(27):  # in tile order, so the sample depends on the multiset alone
-        for _ in range(counts[t]):
-            pool[n_pool] = t
-            n_pool += 1
-    for j in range(n_pool - 1, 0, -1):  # Fisher-Yates
-        rng, r = splitmix64(rng)
-        k = np.int64(r % np.uint64(j + 1))
-        pool[j], pool[k] = pool[k], pool[j]
-    newhands = np.zeros((4, 27), dtype=np.uint8)
-    taken = np.zeros(108, dtype=np.bool_)
-    if not _assign(st, me, pool, n_pool, True, newhands, taken):
-        _assign(st, me, pool, n_pool, False, newhands, taken)
-    w = st.head
-    for j in range(n_pool):
-        if not taken[j]:
-            st.wall[w] = pool[j]
-            w += 1
-    for s in range(4):
-        if s == me or st.won[s] != 0:
-            continue
-        st.passed_fan[s] = -1
-        for t in range(27):
-            st.hands[s, t] = newhands[s, t]
-    return rng
 
 
 @njit
@@ -242,17 +124,18 @@ def candidates(st, rules, flags, mask, dist, gap: int, out) -> int:
 
 @njit
 def draw_sample(
-    scratch, raw, orig, me: int, rng, draws: int, styles, rules, flags, waits, obs, mask, dist
+    scratch, raw, orig, me: int, rng, draws: int, bel, styles, rules, flags, waits, obs, mask, dist
 ):
     """One determinization of the state ``orig`` into ``scratch[0]``; returns ``(rng, me's score before)``.
 
     In a claim or robbing window the window is opened again on the redrawn
-    hands (``reopen_window``). Shared by every rollout evaluator.
+    hands (``reopen_window``). ``bel``: belief rows (``determinize_best``; 0 rows: none).
+    Shared by every rollout evaluator.
     """
     raw[0, :] = orig
     window = scratch[0].phase == PH_CLAIM or scratch[0].phase == PH_ROB
     base = scratch[0].scores[me]
-    rng = determinize_best(scratch[0], me, rng, draws, rules, dist)
+    rng = determinize_best(scratch[0], me, rng, draws, bel, rules, dist)
     if window and not reopen_window(scratch[0], me, styles, rules, flags, waits, obs, mask, dist):
         raw[0, :] = orig  # cannot happen (me's options are its own): keep the true window
     return rng, base
@@ -268,6 +151,7 @@ def evaluate_candidates(
     n_cands: int,
     n_samples: int,
     draws: int,
+    bel,
     seed: np.uint64,
     styles,
     rules,
@@ -280,6 +164,7 @@ def evaluate_candidates(
 ) -> None:
     """``me``'s point change after each candidate in ``n_samples`` determinized rollouts.
 
+    ``bel``: belief rows for the determinizations (0 rows: none).
     ``scratch`` is a ``STATE_DTYPE`` array of 2 records and ``raw`` its byte
     view (``scratch.view(np.uint8).reshape(2, -1)``); ``orig`` is the bytes of
     the state searched (an own turn or a claim window). ``vals[k, c]``:
@@ -288,7 +173,7 @@ def evaluate_candidates(
     rng = seed
     for k in range(n_samples):
         rng, base = draw_sample(
-            scratch, raw, orig, me, rng, draws, styles, rules, flags, waits, obs, mask, dist
+            scratch, raw, orig, me, rng, draws, bel, styles, rules, flags, waits, obs, mask, dist
         )
         for c in range(n_cands):
             raw[1, :] = raw[0, :]
@@ -308,6 +193,7 @@ def search_action(
     gap: int,
     z: float,
     claims: bool,
+    bel,
     seed: np.uint64,
     styles,
     rules,
@@ -330,6 +216,7 @@ def search_action(
     more than ``z`` standard errors above zero (``z`` = 0: the best mean).
     On return ``cands[:n]`` are the candidates and ``gains[:n]`` their mean
     gains over the default. ``vals`` is ``float64[n_samples, MAX_CANDIDATES]``.
+    ``bel``: belief rows for the determinizations (``determinize_best``; 0 rows: none).
     """
     raw[0, :] = orig
     st = scratch[0]
@@ -358,6 +245,7 @@ def search_action(
         n,
         n_samples,
         draws,
+        bel,
         seed,
         styles,
         rules,
@@ -375,9 +263,3 @@ def search_action(
         if c != base and mean > z * se and mean - z * se > best_score:
             best, best_score = c, mean - z * se
     return cands[best]
-
-
-@njit
-def determinize_at(states, i: int, me: int, rng: np.uint64) -> np.uint64:
-    """``determinize`` on ``states[i]``."""
-    return determinize(states[i], me, rng)

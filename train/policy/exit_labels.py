@@ -96,6 +96,7 @@ def label_rows(states, scratch, extra, seeds, knobs, env, net, cands_o, gain_o, 
         mask = np.zeros(88, dtype=np.int8)
         cands = np.zeros(MAX_CANDIDATES, dtype=np.int64)
         vals = np.zeros((n_samples, MAX_CANDIDATES), dtype=np.float64)
+        no_bel = np.zeros((0, 28), dtype=np.float64)
         d = style_action(st, styles[me], rules, flags, obs, mask, dist)
         nc = decision_candidates(st, rules, flags, mask, dist, gap, claims, cands)
         ok_o[i] = nc > 0 and d >= 0
@@ -119,12 +120,12 @@ def label_rows(states, scratch, extra, seeds, knobs, env, net, cands_o, gain_o, 
             bufs = (np.zeros(AUX_SIZE, np.float32), np.zeros(n_hidden, np.float32),
                     np.zeros(n_hidden, np.float32), np.zeros(88, np.float32))  # fmt: skip
             evaluate_candidates_net(
-                work, raw, raw_states[i], me, cands, nc, n_samples, draws, seeds[i],
+                work, raw, raw_states[i], me, cands, nc, n_samples, draws, no_bel, seeds[i],
                 styles, rules, flags, waits, obs, mask, dist, vals, net_seats[i], weights, bufs,
             )  # fmt: skip
         elif nc >= 2:
             evaluate_candidates(
-                work, raw, raw_states[i], me, cands, nc, n_samples, draws, seeds[i],
+                work, raw, raw_states[i], me, cands, nc, n_samples, draws, no_bel, seeds[i],
                 styles, rules, flags, waits, obs, mask, dist, vals,
             )  # fmt: skip
         cands_o[i, :] = -1

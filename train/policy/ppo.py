@@ -22,11 +22,16 @@ seat (slot ``i``: seat ``i % 4``) and an opponent from the pool in the other
 three, drawn again for every hand: the heuristic with probability
 ``--pool-heuristic``, else the ``--init`` policy or one of the last
 ``--pool-size`` snapshots of the learner (taken every ``--snapshot-every``
-iterations). The other slots are pure self-play (all four seats learn).
+iterations) or an agent added by ``--pool-agent`` (any registered agent or
+checkpoint, e.g. ``search``: agents that read the engine state get it). The
+other slots are pure self-play (all four seats learn).
 
 **Regularisers.** ``--kl-ref`` with ``--kl-coef``: a KL(pi || pi_ref) penalty
 toward a reference policy (the BC policy), so PPO improves on it instead of
-wandering off. ``--oracle-critic``: the value comes from a critic that reads
+wandering off. ``--logit-scale K`` multiplies the logits of the ``--init``,
+``--kl-ref`` and pool networks by K: their greedy play is unchanged and their
+sampling sharper (networks fitted to gains in points, ``distill`` and
+``exit``, are near-uniform samplers at temperature 1). ``--oracle-critic``: the value comes from a critic that reads
 the oracle view (hidden hands, wall) during training only; the acting policy
 reads public rows. ``--value-warmup`` iterations train only the value before
 the policy moves (a BC start has no value head).
@@ -59,8 +64,9 @@ import torch
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from sichuan_env.agents.base import Agent
 from sichuan_env.agents.eval.distributed import RayUnavailableError
-from sichuan_env.agents.nn.policy import AUX_SIZE, PolicyConfig, PolicyNet, masked_logits
+from sichuan_env.agents.nn.policy import AUX_SIZE, PolicyConfig, PolicyNet
 from sichuan_env.agents.nn.torch_agent import TorchAgent, load_network
+from sichuan_env.agents.registry import make_agent
 from sichuan_env.agents.rule_based.heuristic import HeuristicAgent
 from sichuan_env.train.common import (
     BEST,
@@ -73,6 +79,7 @@ from sichuan_env.train.common import (
     save_run_or_fail,
     setup,
 )
+from sichuan_env.train.policy.ppo_loss import ppo_update
 from sichuan_env.train.policy.rollout import Buffer, Collector, gae
 
 from sichuan_env import PRESETS, RuleConfig
@@ -85,90 +92,6 @@ __all__ = ["Buffer", "Collector", "build_parser", "gae", "initial_net", "main", 
 PROG = "sichuan_env.train.policy.ppo"
 COUNTERS = {"iteration": int, "decisions": int, "wall_clock_s": float, "best_eval": BEST}
 """The run's counters (``state.pt``) and their types."""
-
-
-def ppo_update(
-    net: PolicyNet,
-    opt: torch.optim.Optimizer,
-    buf: Buffer,
-    args: argparse.Namespace,
-    ref: PolicyNet | None,
-    policy_on: bool,
-    rng: np.random.Generator,
-) -> dict[str, float]:
-    """PPO epochs over the buffer; returns the mean losses and diagnostics."""
-    adv_np, ret_np = buf.advantages(args.gamma, args.lam)
-    n = buf.n
-    obs = torch.from_numpy(buf.obs[:n])
-    oracle = torch.from_numpy(buf.oracle[:n]) if buf.oracle is not None else None
-    aux = torch.from_numpy(buf.aux[:n]) if buf.aux is not None else net.aux_of(obs)
-    masks = torch.from_numpy(buf.masks[:n])
-    # the heuristic's choices, once per rollout: stored by the collector for a prior learner,
-    # computed here when only the KL reference reads them (networks without a prior ignore them)
-    prior = None
-    if net.config.prior:
-        prior = torch.from_numpy(buf.prior[:n])
-    elif ref is not None and ref.config.prior:
-        prior = ref.prior_of(obs, masks)
-    cast = torch.autocast("cpu", torch.bfloat16, enabled=args.bf16)
-    actions = torch.from_numpy(buf.actions[:n])
-    old_logp = torch.from_numpy(buf.logp[:n])
-    adv = torch.from_numpy(adv_np)
-    ret = torch.from_numpy(ret_np)
-    sums: dict[str, float] = {}
-    count = 0
-    net.train()
-    for _ in range(args.epochs):
-        order = torch.from_numpy(rng.permutation(n))
-        for lo in range(0, n, args.minibatch):
-            idx = order[lo : lo + args.minibatch]
-            aux_b = None if aux is None else aux[idx]
-            prior_b = None if prior is None else prior[idx]
-            with cast:
-                logits, value = net(obs[idx], aux_b, masks[idx], prior_b)
-                if oracle is not None:
-                    value = net.oracle_value(oracle[idx])
-            logits, value = logits.float(), value.float()
-            legal = masks[idx] != 0
-            logp_all = torch.log_softmax(masked_logits(logits, masks[idx]), dim=1)
-            p_all = logp_all.exp()
-            logp = logp_all.gather(1, actions[idx, None]).squeeze(1)
-            # -inf at illegal actions: zero them before any product (0 * -inf is nan)
-            logp_all = logp_all.masked_fill(~legal, 0.0)
-            entropy = -(p_all * logp_all).sum(1).mean()
-            ratio = (logp - old_logp[idx]).exp()
-            a = adv[idx]
-            a = (a - a.mean()) / (a.std() + 1e-8) if len(idx) > 1 else a
-            pg = torch.max(-a * ratio, -a * ratio.clamp(1 - args.clip, 1 + args.clip)).mean()
-            v_loss = 0.5 * (value - ret[idx]).pow(2).mean()
-            kl_ref = torch.zeros(())
-            if ref is not None:
-                with torch.no_grad(), cast:
-                    ref_aux = aux_b if ref.config.aux else None
-                    ref_logits = ref.logits(obs[idx], ref_aux, masks[idx], prior_b)
-                    ref_logits = masked_logits(ref_logits.float(), masks[idx])
-                    ref_logp = torch.log_softmax(ref_logits, 1).masked_fill(~legal, 0.0)
-                kl_ref = (p_all * (logp_all - ref_logp)).sum(1).mean()
-            loss = args.vf_coef * v_loss
-            if policy_on:
-                loss = loss + pg - args.ent_coef * entropy + args.kl_coef * kl_ref
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
-            opt.step()
-            with torch.no_grad():
-                approx_kl = ((ratio - 1) - (logp - old_logp[idx])).mean()
-                clipfrac = ((ratio - 1).abs() > args.clip).float().mean()
-            for key, val in (
-                ("pg_loss", pg), ("v_loss", v_loss), ("entropy", entropy), ("kl_ref", kl_ref),
-                ("approx_kl", approx_kl), ("clipfrac", clipfrac),
-            ):  # fmt: skip
-                sums[key] = sums.get(key, 0.0) + float(val.detach())
-            count += 1
-    out = {k: v / max(count, 1) for k, v in sums.items()}
-    out["adv_mean"] = float(adv_np.mean()) if n else 0.0
-    out["return_mean"] = float(ret_np.mean()) if n else 0.0
-    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -203,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     a("--pool-frac", type=float_arg(0, 1, include_lo=True), default=0.5, help="share of slots playing the pool")  # fmt: skip
     a("--pool-heuristic", type=float_arg(0, 1, include_lo=True), default=0.5, help="chance a pool opponent is the heuristic")  # fmt: skip
     a("--pool-size", type=int_arg(1, 1000), default=4, help="learner snapshots kept in the pool")
+    a("--pool-agent", action="append", default=[], metavar="SPEC", help="add a registered agent or checkpoint to the pool (repeatable; e.g. search)")  # fmt: skip
     a("--snapshot-every", type=int_arg(0, 10**9), default=50, help="iterations between snapshots (0: never)")  # fmt: skip
     a("--eval-every", type=int_arg(0, 10**9), default=100, help="iterations between evaluations (0: never)")  # fmt: skip
     a("--eval-walls", type=int_arg(1, 100_000), default=100)
@@ -217,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     a("--bf16", action="store_true", help="bfloat16 autocast of forward passes (AMX / AVX512-BF16 CPUs)")  # fmt: skip
     a("--prior-gain", type=float_arg(-100, 100, include_lo=True), default=None, help="set the prior's gain at the start (with --init)")  # fmt: skip
     a("--kl-ref-gain", type=float_arg(-100, 100, include_lo=True), default=None, help="set the --kl-ref network's prior gain")  # fmt: skip
+    a("--logit-scale", type=float_arg(0, 1000), default=None, help="multiply the logits of the --init, --kl-ref and pool-init networks (greedy play unchanged, sampling sharper)")  # fmt: skip
     a("--threads", type=int_arg(1, 1024), default=2, help="torch threads")
     a("--seed", type=int_arg(0, MAX_SEED), default=0)
     a("--resume", action="store_true")
@@ -243,6 +168,13 @@ def _check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error("give --resume or --init, not both")
     if args.prior_gain is not None and args.init is None:
         p.error("--prior-gain needs --init")
+    if (
+        args.logit_scale is not None
+        and args.init is None
+        and args.kl_ref is None
+        and not args.resume
+    ):
+        p.error("--logit-scale scales the --init and --kl-ref networks: give one")
     if args.kl_ref_gain is not None and args.kl_ref is None:
         p.error("--kl-ref-gain needs --kl-ref")
     if not 1 <= args.workers <= args.envs:
@@ -270,7 +202,25 @@ def initial_net(args: argparse.Namespace) -> PolicyNet:
             raise ValueError("--prior-gain: the network has no prior (add --prior)")
         with torch.no_grad():
             net.prior_gain.fill_(args.prior_gain)
+    if args.logit_scale is not None:
+        scale_logits(net, args.logit_scale)
     return net.train()
+
+
+def scale_logits(net: PolicyNet, k: float) -> None:
+    """Multiply every logit of ``net`` by ``k`` > 0 (the policy layer and the prior gain), in place.
+
+    The greedy action is unchanged; the softmax is sharper for ``k`` > 1. A network
+    fitted to gains in points (``distill``, ``exit``) has logits in points, a spread
+    far too flat to sample from at temperature 1.
+    """
+    if not (isinstance(k, (int, float)) and math.isfinite(k) and k > 0):
+        raise ValueError(f"the logit scale must be a finite number > 0, got {k!r}")
+    with torch.no_grad():
+        net.policy.weight.mul_(k)
+        net.policy.bias.mul_(k)
+        if net.prior_gain is not None:
+            net.prior_gain.mul_(k)
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -301,11 +251,20 @@ def main(argv: list[str] | None = None) -> dict:
                 raise ValueError("--kl-ref-gain: the --kl-ref network has no prior")
             ref.prior_gain.fill_(args.kl_ref_gain)  # frozen: no gradient to record
         pool_base = load_reference(args.init) if args.init is not None else None
+        if args.logit_scale is not None:
+            for frozen in (ref, pool_base):
+                if frozen is not None:
+                    scale_logits(frozen, args.logit_scale)
     except (OSError, ValueError) as exc:
         fail(PROG, exc)
     pool: list[tuple[str, Agent]] = [("heuristic", HeuristicAgent())]
     if pool_base is not None:
         pool.append(("init", TorchAgent(pool_base, name="init")))
+    try:
+        for k, spec in enumerate(args.pool_agent):
+            pool.append((spec, make_agent(spec, seed=args.seed + k)))
+    except (OSError, ValueError, TypeError) as exc:
+        fail(PROG, f"--pool-agent: {exc}")
     snapshots: list[tuple[str, Agent]] = []
     env_seed, coll_seed = args.seed + 7919 * (counters["iteration"] + 1), args.seed + counters["iteration"]  # fmt: skip
     if args.ray is None:

@@ -99,7 +99,9 @@ class Collector:
     Args:
         net: the learner.
         venv: the env (``oracle=True`` when the net has an oracle critic).
-        pool: opponents ``[(name, agent)]``; may be empty when ``pool_frac`` is 0.
+        pool: opponents ``[(name, agent)]``; may be empty when ``pool_frac`` is 0. An agent
+            that reads the engine state (``reads_state``, e.g. the search) gets the
+            states (``VectorEnv.states_of``), the others their observations.
         pool_frac: share of slots where the learner plays one seat against the pool.
         pool_heuristic: probability that a pool slot's opponent is the heuristic
             (``pool[0]`` must then be it); the rest is uniform over the others.
@@ -201,7 +203,11 @@ class Collector:
             opp_rows = np.flatnonzero(~learner)
             for j, (_, agent) in enumerate(self.pool):
                 idx = opp_rows[self.opponent[opp_rows] == j]
-                if idx.size:
+                if idx.size and getattr(agent, "reads_state", False):  # e.g. the search
+                    actions[idx] = agent.act_states(
+                        self.venv.states_of(idx), mask[idx], self.venv.rules
+                    )
+                elif idx.size:
                     actions[idx] = agent.act_batch(obs[idx, : self.rows], mask[idx])
             t2 = time.perf_counter()
             self.obs, self.mask, self.seat, rewards, done, _ = self.venv.step(actions)

@@ -84,6 +84,7 @@ def label_hand(games, raw_games, i, scratch, raw, seed, thresh, knobs, env, out,
     mask = np.zeros(88, dtype=np.int8)
     cands = np.zeros(MAX_CANDIDATES, dtype=np.int64)
     vals = np.zeros((n_samples, MAX_CANDIDATES), dtype=np.float64)
+    no_bel = np.zeros((0, 28), dtype=np.float64)
     rng = seed ^ np.uint64(0xD1B54A32D192ED03)
     rows = 0
     while st.phase != PH_OVER:
@@ -107,7 +108,7 @@ def label_hand(games, raw_games, i, scratch, raw, seed, thresh, knobs, env, out,
                     if n >= 2:
                         rng, r = splitmix64(rng)
                         evaluate_candidates(
-                            scratch, raw, raw_games[i], me, cands, n, n_samples, draws, r,
+                            scratch, raw, raw_games[i], me, cands, n, n_samples, draws, no_bel, r,
                             styles, rules, flags, waits, obs, mask, dist, vals,
                         )  # fmt: skip
                     else:

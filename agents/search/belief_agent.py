@@ -1,0 +1,98 @@
+"""``BeliefSearchAgent``: the rollout search with determinizations resampled by the belief model.
+
+``SearchAgent`` keeps, of ``draws`` uniform deals of the unseen tiles, the one
+whose opponents are closest to ready. This agent asks the belief model
+(``sichuan_env.agents.belief.model``) what each opponent holds and whether it
+is tenpai, from the searching seat's public observation (v2), and keeps one
+of the ``draws`` deals with probability proportional to how well it agrees
+with those beliefs (sampling importance resampling, see
+``sichuan_env.agents.search.determinize``). Everything else (candidates,
+paired rollouts, the ``z`` rule) is the search's.
+
+The beliefs are one batched forward pass per ``act_states`` call, before the
+numba search; they read only the seat's observation, so the agent still uses
+only what its seat may see. Its cost is the search's: the resampling scores
+the same draws the closest-to-ready rule scores.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from sichuan_env.agents.belief.model import BeliefModel
+from sichuan_env.agents.search.agent import SearchAgent
+from sichuan_env.agents.search.determinize import BELIEF_COLUMNS
+
+from sichuan_env import RuleConfig
+from sichuan_env.encoding.registry import get as get_obs_version
+
+NEEDED_HEADS = ("hand", "tenpai")
+"""The belief heads the resampling reads."""
+
+
+class BeliefSearchAgent(SearchAgent):
+    """``SearchAgent`` whose determinizations follow the belief model; see the module docstring.
+
+    Args:
+        seed, samples, gap, z, style, rules, claims: as ``SearchAgent``.
+        draws: uniform deals drawn per sample, one kept by its belief likelihood ratio (2..256;
+            more than ``SearchAgent``'s 8: resampling needs a choice, and draws are cheap
+            next to rollouts).
+        belief: a ``BeliefModel``, a shipped checkpoint's name or a ``.pt`` path (default
+            ``"belief"``, the shipped model); it must read the planes only (no event tokens)
+            and predict the ``hand`` and ``tenpai`` heads.
+
+    Raises:
+        ValueError: the ``SearchAgent`` checks, ``draws`` < 2, or a belief model that cannot serve.
+    """
+
+    name = "search-belief"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        samples: int = 32,
+        draws: int = 32,
+        gap: int = 1,
+        z: float = 1.0,
+        style: str = "heuristic",
+        rules: RuleConfig | None = None,
+        claims: bool = False,
+        belief: BeliefModel | str | os.PathLike = "belief",
+    ) -> None:
+        super().__init__(seed, samples, draws, gap, z, style, rules, claims)
+        if self.draws < 2:
+            raise ValueError(
+                f"belief resampling chooses among draws: draws must be >= 2, got {draws}"
+            )
+        model = belief if isinstance(belief, BeliefModel) else BeliefModel.load(belief)
+        missing = [h for h in NEEDED_HEADS if h not in model.heads]
+        if missing:
+            raise ValueError(f"the belief model lacks the heads {missing} the resampling reads")
+        if model.needs_tokens:
+            raise ValueError(
+                "the belief model reads event tokens; the search needs a planes-only model"
+            )
+        self.model = model
+        self._spec = get_obs_version(model.obs_version)
+
+    def _beliefs(self, states: np.ndarray) -> np.ndarray:
+        """``float64[N, 4, 28]``: per absolute seat, the holding and tenpai probabilities."""
+        n = len(states)
+        obs = np.zeros((n, *self._spec.shape()), dtype=np.uint8)
+        seats = np.zeros(n, dtype=np.int64)
+        self._spec.encode_batch(states, seats, False, self.rules.as_array(), obs)
+        pred = self.model.predict(obs)
+        bel = np.zeros((n, 4, BELIEF_COLUMNS), dtype=np.float64)
+        rows = np.arange(n)
+        for k in range(3):  # the model's opponents in relative order: next, opposite, previous
+            seat = (seats + 1 + k) % 4
+            bel[rows, seat, :27] = pred["hand"][:, k]
+            bel[rows, seat, 27] = pred["tenpai"][:, k]
+        return bel
+
+
+def search_belief(seed: int | None = None) -> BeliefSearchAgent:
+    """``BeliefSearchAgent(seed)`` with the shipped belief model (the ``search-belief`` agent)."""
+    return BeliefSearchAgent(seed)
