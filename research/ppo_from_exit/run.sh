@@ -2,12 +2,12 @@
 # PPO from the shipped `exit` network, KL-anchored to it, the rollout search in the opponent pool
 # (issue #23, item 4), then duplicate matches against three heuristics and against three `exit`s.
 # Resumable: run the same command again after an interruption (the PPO run continues from RUN/last.pt).
-# Usage: bash research/ppo_from_exit/run.sh [RUN_DIR] [ITERATIONS]   (280 iterations: about 30 min of PPO,
+# Usage: bash research/ppo_from_exit/run.sh [RUN_DIR] [ITERATIONS]   (180 iterations: about 25 min of PPO,
 #        then about 15 min of matches)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUN=${1:-runs/ppo-exit}
-ITERATIONS=${2:-280}
+ITERATIONS=${2:-180}
 OUT=research/ppo_from_exit/results
 mkdir -p "$OUT"
 if [ -f "$RUN/last.pt" ]; then
