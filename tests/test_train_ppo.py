@@ -185,3 +185,18 @@ def test_logit_scale_multiplies_the_logits_and_keeps_the_greedy_action():
     )
     with pytest.raises(ValueError, match="scale"):
         ppo.scale_logits(net, 0.0)
+
+
+def test_a_resumed_run_keeps_its_init_policy_in_the_pool(tmp_path, monkeypatch):
+    common = ["--envs", "8", "--steps", "4", "--hidden", "32", "--layers", "1", "--threads", "1",
+              "--quiet", "--eval-every", "0", "--pool-frac", "1.0"]  # fmt: skip
+    ppo.main(["--run", str(tmp_path / "a"), *common, "--iterations", "1"])
+    start = tmp_path / "a" / "last.pt"
+    ppo.main(["--run", str(tmp_path / "b"), *common, "--iterations", "1", "--init", str(start)])
+    pools = []
+    real = ppo.Collector
+    monkeypatch.setattr(ppo, "Collector", lambda net, venv, pool, *a, **k: pools.append([n for n, _ in pool]) or real(net, venv, pool, *a, **k))  # fmt: skip
+    ppo.main(["--run", str(tmp_path / "b"), *common, "--iterations", "2", "--resume"])
+    assert pools == [["heuristic", "init"]]
+    _, doc = load_network(tmp_path / "b" / "last.pt")
+    assert doc["init"] == str(start) and doc["iteration"] == 2

@@ -40,8 +40,9 @@ Each iteration logs to ``run/metrics.jsonl`` (TensorBoard with
 ``--tensorboard``) and saves ``run/last.pt``; every ``--eval-every``
 iterations a duplicate match against three heuristics (``--eval-walls``
 walls x 4 rotations) is logged, and the best so far saved as ``run/best.pt``.
-``--resume`` continues from ``run/last.pt`` and ``run/state.pt`` (the
-snapshot pool starts again from the ``--init`` policy).
+``--resume`` continues from ``run/last.pt`` and ``run/state.pt``; the
+pool holds the run's ``--init`` policy again (recorded in the checkpoint)
+and its snapshots start again.
 
 ``--ray ADDRESS|local --workers N`` collects on N Ray actors, each running
 this ``Collector`` on its share of the envs (``train/ppo_ray.py``); the
@@ -236,7 +237,9 @@ def main(argv: list[str] | None = None) -> dict:
 
     try:
         if args.resume:
-            net, opt, counters, _ = load_run(args.run, make_opt, counters=COUNTERS, method="ppo")
+            net, opt, counters, doc = load_run(args.run, make_opt, counters=COUNTERS, method="ppo")
+            init = doc.get("init")  # the run's --init, a pool opponent again (runs before: none)
+            init_path = Path(init) if isinstance(init, str) and init else None
             if counters["iteration"] >= args.iterations:
                 raise ValueError(
                     f"{args.run} has run {counters['iteration']} iterations: raise --iterations"
@@ -245,12 +248,13 @@ def main(argv: list[str] | None = None) -> dict:
             net = initial_net(args)
             opt = make_opt(net)
             counters = {"iteration": 0, "decisions": 0, "wall_clock_s": 0.0, "best_eval": -1e9}
+            init_path = args.init
         ref = load_reference(args.kl_ref) if args.kl_ref is not None else None
         if ref is not None and args.kl_ref_gain is not None:
             if ref.prior_gain is None:
                 raise ValueError("--kl-ref-gain: the --kl-ref network has no prior")
             ref.prior_gain.fill_(args.kl_ref_gain)  # frozen: no gradient to record
-        pool_base = load_reference(args.init) if args.init is not None else None
+        pool_base = load_reference(init_path) if init_path is not None else None
         if args.logit_scale is not None:
             for frozen in (ref, pool_base):
                 if frozen is not None:
@@ -289,7 +293,8 @@ def main(argv: list[str] | None = None) -> dict:
     )  # fmt: skip
     rng = np.random.default_rng(args.seed + counters["iteration"])
     log = MetricLog(args.run / "metrics.jsonl", args.run / "tb" if args.tensorboard else None)
-    meta = {"rules": rules.to_dict(), "method": "ppo", "command": command_line("sichuan_env.train.policy.ppo"), "commit": git_commit()}  # fmt: skip
+    meta = {"rules": rules.to_dict(), "method": "ppo", "command": command_line("sichuan_env.train.policy.ppo"),
+            "commit": git_commit(), "init": str(init_path) if init_path is not None else ""}  # fmt: skip
     t_start, base_clock, start_iter = time.time(), counters["wall_clock_s"], counters["iteration"]
     row: dict = {}
     columns = (TextColumn("ppo it {task.completed:.0f}"), BarColumn(), TextColumn("{task.fields[info]}"), TimeElapsedColumn())  # fmt: skip
