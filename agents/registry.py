@@ -233,6 +233,7 @@ register("value", "sichuan_env.agents.rule_based.population:ValueAgent")
 register("defensive", "sichuan_env.agents.rule_based.population:DefensiveAgent")
 register("search", "sichuan_env.agents.search.agent:SearchAgent")
 register("search-claims", "sichuan_env.agents.search.agent:search_claims")
+register("search-setup", "sichuan_env.agents.search.agent:search_setup")
 register("search-belief", "sichuan_env.agents.search.belief_agent:search_belief")
 # the shipped checkpoints (agents/checkpoints/ holds data only); strings: torch stays unimported
 register("bc", "sichuan_env.agents.nn.torch_agent:load_bc")

@@ -25,6 +25,7 @@ disk is trusted:
 from __future__ import annotations
 
 import hashlib
+import importlib.machinery
 import logging
 import os
 import pickle
@@ -265,6 +266,24 @@ def _module_path(name: str) -> Path | None:
 
 
 def _find_path(name: str, top: Any) -> Path | None:
+    """The source file of ``name``: the imported module's, else found on its parent package's path.
+
+    The parent's ``__path__`` is where the import system looks too, so a subpackage
+    installed from another folder (``sichuan_env.agents`` lives in ``agents/`` of a
+    checkout) is found where it is; nothing is imported here.
+    """
+    loaded = getattr(sys.modules.get(name), "__file__", None)
+    if loaded and Path(loaded).suffix == ".py":
+        return Path(loaded)
+    parent, _, last = name.rpartition(".")
+    search = getattr(sys.modules.get(parent), "__path__", None) if parent else None
+    if search is not None:
+        spec = importlib.machinery.PathFinder.find_spec(last, list(search))
+        origin = getattr(spec, "origin", None)
+        if origin and origin.endswith(".py") and Path(origin).is_file():
+            return Path(origin)
+        if spec is not None or sys.modules.get(parent) is not top:
+            return None
     top_file = getattr(top, "__file__", None)
     if not top_file:
         return None

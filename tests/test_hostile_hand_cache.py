@@ -115,3 +115,16 @@ def test_a_changed_dependency_invalidates_the_cache(copy):
         fh.write("\n# a module is_win_code calls into changed\n")
     _run(copy)
     assert _index_bytes(copy) != before  # recompiled under a new source stamp
+
+
+def test_kernels_outside_the_package_folder_are_stamped_with_their_dependencies():
+    """``sichuan_env.agents`` may live in another folder (``agents/`` of a checkout): its kernels
+    still get the source stamp, which covers the modules they call into there."""
+    from sichuan_env.agents.search import agent, determinize, rollout
+
+    from sichuan_env import _jit
+
+    stamp = _jit._source_stamp(agent.search_rows.py_func)
+    assert stamp is not None and stamp[0] == "sha256-imports"
+    covered = set(_jit._file_info)
+    assert {Path(rollout.__file__), Path(determinize.__file__)} <= covered

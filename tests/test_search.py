@@ -184,15 +184,15 @@ def test_search_play_diagnostics():
     env = (np.zeros(4, np.int64), R, T["FLAGS"], T["WAITS"], T["DIST"])
     out = [np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n)]
     games, scratch = np.zeros(n, STATE_DTYPE), np.zeros((n, 2), STATE_DTYPE)
-    play_batch(games, scratch, seeds, seats, (4, 2, 1, 1e9, False), env, *out)
+    play_batch(games, scratch, seeds, seats, (4, 2, 1, 1e9, False, False), env, *out)
     points, searched, deviations, gain = out
     assert searched.min() > 0 and deviations.sum() == 0 and not gain.any()
     assert (
         points.reshape(walls, 4).sum(axis=1) == 0
     ).all()  # exactly the heuristic's zero-sum hands
     play_batch(
-        games, scratch, seeds, seats, (4, 2, -1, 0.0, True), env, *out
-    )  # z = 0: the best mean; claims searched
+        games, scratch, seeds, seats, (4, 2, -1, 0.0, True, True), env, *out
+    )  # z = 0: the best mean; claims and 定缺 searched
     assert out[2].sum() > 0 and np.isfinite(out[3]).all()
 
 

@@ -1,13 +1,14 @@
 """``SearchAgent``: a rule-based style improved by determinized rollout search (``sichuan_env.agents.search.rollout``).
 
 At each of its own turns (discard / kong / win), and with ``claims=True`` at
-each claim answer (hu / pong / kong / pass), the agent scores its
+each claim answer (hu / pong / kong / pass), and with ``setup=True`` at its
+定缺 declaration, the agent scores its
 candidate actions by playing the hand to the end from ``samples`` redrawn
 versions of what it cannot see (each the best of ``draws`` draws, see
 ``sichuan_env.agents.search.rollout.determinize_best``), every seat playing the style; it
 leaves the style's own action only for a candidate whose mean gain is more
-than ``z`` standard errors above it. Setup decisions (换三张, 定缺), and
-claims unless ``claims=True``, are the style's. All in numba, parallel over the rows of a batch.
+than ``z`` standard errors above it. 换三张 picks, and claims and 定缺 unless
+asked for, are the style's. All in numba, parallel over the rows of a batch.
 
 The agent reads the engine state (``reads_state = True``): hosts that hold
 the states call ``act_states(states, masks, rules)`` (``sichuan_env.agents.eval.evaluate``,
@@ -64,7 +65,7 @@ def search_rows(states, scratch, seed: np.uint64, knobs, env, bel, out) -> None:
     belief rows of each row's determinizations, or ``float64[N, 0, 28]`` for none
     (``sichuan_env.agents.search.determinize``).
     """
-    n_samples, draws, gap, z, claims = knobs
+    n_samples, draws, gap, z, claims, setup = knobs
     styles, rules, flags, waits, dist = env
     n = states.shape[0]
     raw_states = states.view(np.uint8).reshape(n, -1)
@@ -78,7 +79,7 @@ def search_rows(states, scratch, seed: np.uint64, knobs, env, bel, out) -> None:
         vals = np.zeros((max(n_samples, 1), MAX_CANDIDATES), dtype=np.float64)
         r = _public_seed(states[i], seed)
         a = search_action(
-            work, raw, raw_states[i], n_samples, draws, gap, z, claims, bel[i], r,
+            work, raw, raw_states[i], n_samples, draws, gap, z, claims, setup, bel[i], r,
             styles, rules, flags, waits, obs, mask, dist, cands, gains, vals,
         )  # fmt: skip
         if a < 0:
@@ -99,6 +100,8 @@ class SearchAgent(BaseAgent):
         style: the rule-based style searched over and played by every seat in rollouts.
         claims: search the answers in claim and robbing windows too (hu, pong, kong, pass;
             passing a win for a bigger one is legal), not only own turns.
+        setup: search the 定缺 declaration too (each legal void suit; the declarations made
+            before it are hidden and made again in every determinization).
         rules: the ruleset the states are played under (default docs/rules.md §9).
     """
 
@@ -116,6 +119,7 @@ class SearchAgent(BaseAgent):
         style: str = "heuristic",
         rules: RuleConfig | None = None,
         claims: bool = False,
+        setup: bool = False,
     ) -> None:
         for name, v, lo, hi in (
             ("samples", samples, 1, 4096),
@@ -128,9 +132,10 @@ class SearchAgent(BaseAgent):
                 raise ValueError(f"{name} must be in {lo}..{hi}, got {v}")
         if isinstance(z, bool) or not isinstance(z, (int, float)) or not 0 <= z < float("inf"):
             raise ValueError(f"z must be a finite number >= 0, got {z!r}")
-        if not isinstance(claims, (bool, np.bool_)):
-            raise InputTypeError(f"claims must be True or False, got {claims!r}")
-        self.claims = bool(claims)
+        for name, flag in (("claims", claims), ("setup", setup)):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise InputTypeError(f"{name} must be True or False, got {flag!r}")
+        self.claims, self.setup = bool(claims), bool(setup)
         if style not in STYLES:
             raise ValueError(f"style must be one of {sorted(STYLES)}, got {style!r}")
         rules = RuleConfig() if rules is None else rules
@@ -179,7 +184,7 @@ class SearchAgent(BaseAgent):
             raise ValueError(f"masks has {len(masks)} rows for {len(states)} states")
         rows = np.ascontiguousarray(states)
         out = np.empty(len(rows), dtype=np.int64)
-        knobs = (self.samples, self.draws, self.gap, self.z, self.claims)
+        knobs = (self.samples, self.draws, self.gap, self.z, self.claims, self.setup)
         scratch = np.zeros((len(rows), 2), dtype=STATE_DTYPE)
         search_rows(rows, scratch, self._seed, knobs, self._env, self._beliefs(rows), out)
         bad = (out < 0) | (out >= masks.shape[1])
@@ -202,3 +207,8 @@ class SearchAgent(BaseAgent):
 def search_claims(seed: int | None = None) -> SearchAgent:
     """``SearchAgent(seed, claims=True)``: own turns and claim answers searched (the ``search-claims`` agent)."""
     return SearchAgent(seed, claims=True)
+
+
+def search_setup(seed: int | None = None) -> SearchAgent:
+    """``SearchAgent(seed, setup=True)``: own turns and the 定缺 declaration searched (``search-setup``)."""
+    return SearchAgent(seed, setup=True)

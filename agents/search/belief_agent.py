@@ -35,7 +35,7 @@ class BeliefSearchAgent(SearchAgent):
     """``SearchAgent`` whose determinizations follow the belief model; see the module docstring.
 
     Args:
-        seed, samples, gap, z, style, rules, claims: as ``SearchAgent``.
+        seed, samples, gap, z, style, rules, claims, setup: as ``SearchAgent``.
         draws: uniform deals drawn per sample, one kept by its belief likelihood ratio (2..256;
             more than ``SearchAgent``'s 8: resampling needs a choice, and draws are cheap
             next to rollouts).
@@ -60,8 +60,9 @@ class BeliefSearchAgent(SearchAgent):
         rules: RuleConfig | None = None,
         claims: bool = False,
         belief: BeliefModel | str | os.PathLike = "belief",
+        setup: bool = False,
     ) -> None:
-        super().__init__(seed, samples, draws, gap, z, style, rules, claims)
+        super().__init__(seed, samples, draws, gap, z, style, rules, claims, setup)
         if self.draws < 2:
             raise ValueError(
                 f"belief resampling chooses among draws: draws must be >= 2, got {draws}"

@@ -6,7 +6,7 @@ actions (and, with the ``claims`` knob, its claim answers) by rollout search
 all other seats) by the seats' rule-based styles, and
 returns the searcher's points. ``play_batch`` runs many (wall, seat) jobs
 in parallel over the cores. ``env`` is the tuple ``(styles, rules, flags,
-waits, dist)`` and ``knobs`` the search settings ``(n_samples, draws, gap, z, claims)``.
+waits, dist)`` and ``knobs`` the search settings ``(n_samples, draws, gap, z, claims, setup)``.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 from sichuan_env.agents.rule_based.fused import run_styles, style_action
-from sichuan_env.agents.search.rollout import MAX_CANDIDATES, search_action, window_open
+from sichuan_env.agents.search.rollout import MAX_CANDIDATES, is_searched, search_action
 
 from sichuan_env._jit import njit
 from sichuan_env.engine.deal import deal_seed, splitmix64
-from sichuan_env.engine.state import PH_OVER, PH_TURN
+from sichuan_env.engine.state import PH_OVER
 from sichuan_env.engine.step import apply
 
 
@@ -62,7 +62,7 @@ def play_hand(
     from the style, their summed ``advantage`` over the style). A
     *deviation* is a searched action other than the style's own.
     """
-    n_samples, draws, gap, z, claims = knobs
+    n_samples, draws, gap, z, claims, setup = knobs
     styles, rules, flags, waits, dist = env
     deal_seed(games, i, seed, rules)
     st = games[i]
@@ -78,10 +78,10 @@ def play_hand(
     gain = 0.0
     while st.phase != PH_OVER:
         a = -1
-        if st.to_act == search_seat and (st.phase == PH_TURN or (claims and window_open(st))):
+        if st.to_act == search_seat and is_searched(st, claims, setup):
             rng, r = splitmix64(rng)
             a = search_action(
-                scratch, raw, raw_games[i], n_samples, draws, gap, z, claims, no_bel, r,
+                scratch, raw, raw_games[i], n_samples, draws, gap, z, claims, setup, no_bel, r,
                 styles, rules, flags, waits, obs, mask, dist, cands, gains, vals,
             )  # fmt: skip
             searched += 1

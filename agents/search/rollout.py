@@ -17,9 +17,14 @@ with a belief row per seat (``bel``), one resampled by the beliefs' likelihood
 ratio. At a claim (or robbing) decision the window is opened again on the
 redrawn hands (who else may claim, and with what, is hidden), and the seats
 asked before ``me`` answer by their style (``reopen_window``): their answers
-so far are hidden too.
+so far are hidden too. At 定缺 (with ``setup``) the seats that declared
+before ``me`` declare again by their style on the redrawn hands
+(``reopen_setup``): declarations stay hidden until all four are made.
+换三张 picks are never searched: the tiles already picked are hidden and
+out of the redrawn pool.
 
-Kernels only; ``sichuan_env.agents.search.agent`` and ``train.expert`` drive them.
+Kernels only; ``sichuan_env.agents.search.agent``, ``sichuan_env.agents.search.play``
+and the label scripts of ``sichuan_env.train.policy`` drive them.
 """
 
 from __future__ import annotations
@@ -30,11 +35,11 @@ from sichuan_env.agents.rule_based.fused import run_styles, style_action
 from sichuan_env.agents.search.determinize import determinize_best
 
 from sichuan_env._jit import njit
-from sichuan_env.engine.actions import DISCARD, HU, PASS, PONG, SELF_KONG
+from sichuan_env.engine.actions import DISCARD, HU, PASS, PONG, SELF_KONG, VOID
 from sichuan_env.engine.claims import open_window
 from sichuan_env.engine.core import void_of, window_ctx
 from sichuan_env.engine.legal import legal_mask
-from sichuan_env.engine.state import PH_CLAIM, PH_ROB, PH_TURN
+from sichuan_env.engine.state import PH_CLAIM, PH_ROB, PH_TURN, PH_VOID
 from sichuan_env.engine.step import apply
 from sichuan_env.kernels.shanten import shanten
 
@@ -66,19 +71,66 @@ def reopen_window(st, me: int, styles, rules, flags, waits, obs, mask, dist) -> 
 
 
 @njit
-def decision_candidates(st, rules, flags, mask, dist, gap: int, claims: bool, out) -> int:
-    """``candidates`` on an own turn; with ``claims``, every legal answer in a claim or robbing window.
+def forget_declarations(st, me: int) -> None:
+    """Clear the 定缺 declarations made before ``me`` (hidden from it until all four are made)."""
+    if st.phase == PH_VOID:
+        s = int(st.dealer)
+        while s != me:
+            st.void[s] = -1
+            s = (s + 1) % 4
 
-    A window's answers are hu, pong, kong and pass (passing a win is legal
-    in 血战: a bigger one may come). 0 for any other decision (setup).
+
+@njit
+def reopen_setup(st, me: int, styles, rules, flags, waits, obs, mask, dist) -> bool:
+    """Declare 定缺 again for the seats before ``me`` on a determinized state; False if ``me`` is not asked.
+
+    Declarations stay hidden until all four have declared (RULES §10), and
+    they depend on the hands, which were redrawn: the seats from the dealer
+    up to ``me`` declare again by ``styles`` (their log entries replaced).
+    """
+    if st.phase != PH_VOID:
+        return False
+    forget_declarations(st, me)
+    st.n_log -= st.n_declared
+    st.n_declared = 0
+    st.to_act = st.dealer
+    while st.phase == PH_VOID and st.to_act != me:
+        a = style_action(st, styles[st.to_act], rules, flags, obs, mask, dist)
+        if a < 0:
+            return False
+        apply(st, a, rules, flags, waits)
+    return st.phase == PH_VOID and st.to_act == me
+
+
+@njit
+def is_searched(st, claims: bool, setup: bool) -> bool:
+    """Whether the decision pending in ``st`` is one the search scores (see ``decision_candidates``)."""
+    if st.phase == PH_TURN:
+        return True
+    if st.phase == PH_CLAIM or st.phase == PH_ROB:
+        return claims
+    return setup and st.phase == PH_VOID
+
+
+@njit
+def decision_candidates(
+    st, rules, flags, mask, dist, gap: int, claims: bool, setup: bool, out
+) -> int:
+    """The candidates of the decision pending in ``st``, into ``out``; returns their number.
+
+    Own turn: ``candidates``. With ``claims``, every legal answer in a claim or
+    robbing window (hu, pong, kong and pass: passing a win is legal in 血战, a
+    bigger one may come). With ``setup``, every legal 定缺 suit. 0 for any other
+    decision (换三张 picks are never searched).
     """
     if st.phase == PH_TURN:
         return candidates(st, rules, flags, mask, dist, gap, out)
-    if not claims or (st.phase != PH_CLAIM and st.phase != PH_ROB):
+    if not is_searched(st, claims, setup):
         return 0
     legal_mask(st, rules, flags, mask)
+    lo, hi = (VOID, VOID + 3) if st.phase == PH_VOID else (PONG, PASS + 1)
     n = 0
-    for a in range(PONG, PASS + 1):
+    for a in range(lo, hi):
         if mask[a] and n < out.shape[0]:
             out[n] = a
             n += 1
@@ -129,15 +181,20 @@ def draw_sample(
     """One determinization of the state ``orig`` into ``scratch[0]``; returns ``(rng, me's score before)``.
 
     In a claim or robbing window the window is opened again on the redrawn
-    hands (``reopen_window``). ``bel``: belief rows (``determinize_best``; 0 rows: none).
+    hands (``reopen_window``); at 定缺 the earlier declarations are made again
+    (``reopen_setup``). ``bel``: belief rows (``determinize_best``; 0 rows: none).
     Shared by every rollout evaluator.
     """
     raw[0, :] = orig
     window = scratch[0].phase == PH_CLAIM or scratch[0].phase == PH_ROB
+    setup = scratch[0].phase == PH_VOID
     base = scratch[0].scores[me]
+    forget_declarations(scratch[0], me)  # before the deals are scored: they are hidden
     rng = determinize_best(scratch[0], me, rng, draws, bel, rules, dist)
     if window and not reopen_window(scratch[0], me, styles, rules, flags, waits, obs, mask, dist):
         raw[0, :] = orig  # cannot happen (me's options are its own): keep the true window
+    if setup and not reopen_setup(scratch[0], me, styles, rules, flags, waits, obs, mask, dist):
+        raw[0, :] = orig  # cannot happen: keep the true declarations
     return rng, base
 
 
@@ -193,6 +250,7 @@ def search_action(
     gap: int,
     z: float,
     claims: bool,
+    setup: bool,
     bel,
     seed: np.uint64,
     styles,
@@ -208,8 +266,9 @@ def search_action(
 ) -> int:
     """The searched action of the seat to act in the state ``orig`` (bytes); -1 if not searched.
 
-    Searched: own turns, and with ``claims`` the answers in claim and robbing
-    windows; -1 for any other decision (the caller plays the style's).
+    Searched: own turns, with ``claims`` the answers in claim and robbing
+    windows, with ``setup`` the 定缺 declaration; -1 for any other decision
+    (the caller plays the style's).
 
     The default is the seat's own style's action; a candidate replaces it
     only when its mean gain over the default (paired over the samples) is
@@ -221,10 +280,10 @@ def search_action(
     raw[0, :] = orig
     st = scratch[0]
     me = st.to_act
-    if st.phase != PH_TURN and not (claims and (st.phase == PH_CLAIM or st.phase == PH_ROB)):
+    if not is_searched(st, claims, setup):
         return -1
     default = style_action(st, styles[me], rules, flags, obs, mask, dist)
-    n = decision_candidates(st, rules, flags, mask, dist, gap, claims, cands)
+    n = decision_candidates(st, rules, flags, mask, dist, gap, claims, setup, cands)
     base = -1
     for c in range(n):
         if cands[c] == default:

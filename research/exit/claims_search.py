@@ -1,6 +1,7 @@
-"""Does searching the claim answers add points? The rollout search with and without claims, same walls.
+"""Does searching the claim answers (or 定缺) add points? The rollout search with and without, same walls.
 
     python -m research.exit.claims_search --walls 400 --out research/exit/results/claims_search.json
+    python -m research.exit.claims_search --scope setup --walls 400 --out research/exit/results/setup_search.json
 
 One searching seat against three heuristics (``sichuan_env.agents.search.play``), every
 wall played with the searcher in each of the four seats, once searching own
@@ -33,7 +34,8 @@ from sichuan_env.engine.state import STATE_DTYPE
 from sichuan_env.kernels.tables import get_tables
 
 
-def play(walls: int, seed: int, samples: int, draws: int, z: float, claims: bool) -> dict:
+def play(walls: int, seed: int, samples: int, draws: int, z: float, claims: bool,
+         setup: bool = False) -> dict:  # fmt: skip
     """Per-wall mean points of the searching seat, and the search's counters."""
     t = get_tables()
     env = (np.zeros(4, np.int64), RuleConfig().as_array(), t["FLAGS"], t["WAITS"], t["DIST"])
@@ -43,7 +45,7 @@ def play(walls: int, seed: int, samples: int, draws: int, z: float, claims: bool
     out = [np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n)]
     games, scratch = np.zeros(n, STATE_DTYPE), np.zeros((n, 2), STATE_DTYPE)
     t0 = time.perf_counter()
-    play_batch(games, scratch, seeds, seats, (samples, draws, 1, z, claims), env, *out)
+    play_batch(games, scratch, seeds, seats, (samples, draws, 1, z, claims, setup), env, *out)
     secs = time.perf_counter() - t0
     points, searched, deviations, gain = out
     return {"per_wall": points.reshape(walls, 4).mean(1), "adv_per_wall": gain.reshape(walls, 4).mean(1),
@@ -63,15 +65,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--draws", type=int, default=8)
     p.add_argument("--z", type=float, default=1.0)
     p.add_argument("--out", type=Path)
+    p.add_argument("--scope", choices=("claims", "setup"), default="claims", help="what the second search also searches: claim answers, or the 定缺 declaration")  # fmt: skip
     args = p.parse_args(argv)
     if args.walls < 2:
         p.error("--walls must be at least 2 (an interval needs two walls)")
-    play(2, args.seed + 1, 2, 1, args.z, True)  # compile (or load the cache) outside the timing
+    claims, setup = args.scope == "claims", args.scope == "setup"
+    play(
+        2, args.seed + 1, 2, 1, args.z, claims, setup
+    )  # compile (or load the cache) outside the timing
     res = {
-        c: play(args.walls, args.seed, args.samples, args.draws, args.z, c) for c in (False, True)
+        c: play(args.walls, args.seed, args.samples, args.draws, args.z, c and claims, c and setup)
+        for c in (False, True)
     }
     rows = {}
-    for c, name in ((False, "own turns"), (True, "own turns + claims")):
+    for c, name in ((False, "own turns"), (True, f"own turns + {args.scope}")):
         r = res[c]
         m, e = _ci(r["per_wall"])
         a, ae = _ci(r["adv_per_wall"])
@@ -86,12 +93,12 @@ def main(argv: list[str] | None = None) -> int:
               f"(advantage estimate {r['advantage_per_hand']:+.3f} ± {r['advantage_ci95']:.3f}); "
               f"{r['searched']} searched ({r['deviations']} deviations), {r['searched_per_s']:.0f}/s")  # fmt: skip
     print(
-        f"claims - own turns    {d:+.3f} ± {de:.3f} (paired over {args.walls} walls); "
+        f"{args.scope} - own turns    {d:+.3f} ± {de:.3f} (paired over {args.walls} walls); "
         f"advantage estimate {ad:+.3f} ± {ade:.3f}"
     )
     if args.out:
         doc = {"settings": vars(args) | {"out": str(args.out)}, "rows": rows,
-               "claims_gain": {"points_per_hand": d, "ci95": de, "advantage_per_hand": ad,
+               f"{args.scope}_gain": {"points_per_hand": d, "ci95": de, "advantage_per_hand": ad,
                                "advantage_ci95": ade}, "machine": platform.platform(),
                "command": "python -m research.exit.claims_search " + " ".join(argv or sys.argv[1:])}  # fmt: skip
         args.out.write_text(json.dumps(doc, indent=1))

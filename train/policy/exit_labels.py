@@ -98,7 +98,7 @@ def label_rows(states, scratch, extra, seeds, knobs, env, net, cands_o, gain_o, 
         vals = np.zeros((n_samples, MAX_CANDIDATES), dtype=np.float64)
         no_bel = np.zeros((0, 28), dtype=np.float64)
         d = style_action(st, styles[me], rules, flags, obs, mask, dist)
-        nc = decision_candidates(st, rules, flags, mask, dist, gap, claims, cands)
+        nc = decision_candidates(st, rules, flags, mask, dist, gap, claims, False, cands)
         ok_o[i] = nc > 0 and d >= 0
         if not ok_o[i]:
             continue

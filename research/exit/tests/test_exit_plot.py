@@ -57,7 +57,7 @@ def test_malformed_runs_are_refused(tmp_path, rounds, capsys):
         summary(run)
 
 
-def test_claims_search_comparison_writes_its_table(tmp_path, capsys):
+def test_claims_search_comparison_writes_its_table(tmp_path, capsys, monkeypatch):
     out = tmp_path / "c.json"
     assert (
         claims_search.main(["--walls", "3", "--samples", "2", "--draws", "1", "--out", str(out)])
@@ -69,3 +69,11 @@ def test_claims_search_comparison_writes_its_table(tmp_path, capsys):
     assert doc["claims_gain"]["ci95"] >= 0 and "paired over 3 walls" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         claims_search.main(["--walls", "1"])
+    calls = []
+    real = claims_search.play
+    monkeypatch.setattr(claims_search, "play", lambda *a: calls.append(a[5:]) or real(*a))
+    argv = ["--walls", "3", "--samples", "2", "--draws", "1", "--scope", "setup", "--out", str(out)]
+    assert claims_search.main(argv) == 0
+    assert calls[1:] == [(False, False), (False, True)]  # own turns; own turns + 定缺
+    doc = json.loads(out.read_text())
+    assert doc["rows"]["own turns + setup"]["searched"] > 0 and "setup_gain" in doc
