@@ -9,6 +9,7 @@ from sichuan_env.agents.rule_based.fused import run_styles_at
 from sichuan_env.agents.search.agent import SearchAgent
 from sichuan_env.agents.search.determinize import determinize_at
 from sichuan_env.agents.search.rollout import reopen_setup
+from test_search_claims import _masks
 
 from sichuan_env import RuleConfig
 from sichuan_env._jit import njit
@@ -45,13 +46,6 @@ def _void_states(n: int, seed: int = 0) -> np.ndarray:
         assert st[0]["phase"] == PH_VOID and int(st[0]["n_declared"]) == k % 4
         out[k] = st[0]
     return out
-
-
-def _masks(states: np.ndarray) -> np.ndarray:
-    masks = np.zeros((len(states), 88), np.int8)
-    for k in range(len(states)):
-        legal_mask_at(states, k, R, T["FLAGS"], masks[k])
-    return masks
 
 
 def test_a_reopened_declaration_keeps_the_seats_options_and_the_rules():

@@ -76,22 +76,31 @@ class BeliefSearchAgent(SearchAgent):
                 "the belief model reads event tokens; the search needs a planes-only model"
             )
         self.model = model
-        self._spec = get_obs_version(model.obs_version)
 
     def _beliefs(self, states: np.ndarray) -> np.ndarray:
-        """``float64[N, 4, 28]``: per absolute seat, the holding and tenpai probabilities."""
-        n = len(states)
-        obs = np.zeros((n, *self._spec.shape()), dtype=np.uint8)
-        seats = np.zeros(n, dtype=np.int64)
-        self._spec.encode_batch(states, seats, False, self.rules.as_array(), obs)
-        pred = self.model.predict(obs)
-        bel = np.zeros((n, 4, BELIEF_COLUMNS), dtype=np.float64)
-        rows = np.arange(n)
-        for k in range(3):  # the model's opponents in relative order: next, opposite, previous
-            seat = (seats + 1 + k) % 4
-            bel[rows, seat, :27] = pred["hand"][:, k]
-            bel[rows, seat, 27] = pred["tenpai"][:, k]
-        return bel
+        return belief_rows(self.model, states, self.rules)
+
+
+def belief_rows(model: BeliefModel, states: np.ndarray, rules: RuleConfig) -> np.ndarray:
+    """``float64[N, 4, 28]``: for each state's seat to act, the belief row of every seat.
+
+    Row ``s`` holds ``model``'s probabilities that seat ``s`` holds tile ``t``
+    (columns 0-26, head ``hand``) and is tenpai (column 27, head ``tenpai``),
+    read from the acting seat's public observation; the acting seat's own row is 0.
+    """
+    n = len(states)
+    spec = get_obs_version(model.obs_version)
+    obs = np.zeros((n, *spec.shape()), dtype=np.uint8)
+    seats = np.zeros(n, dtype=np.int64)
+    spec.encode_batch(states, seats, False, rules.as_array(), obs)
+    pred = model.predict(obs)
+    bel = np.zeros((n, 4, BELIEF_COLUMNS), dtype=np.float64)
+    rows = np.arange(n)
+    for k in range(3):  # the model's opponents in relative order: next, opposite, previous
+        seat = (seats + 1 + k) % 4
+        bel[rows, seat, :27] = pred["hand"][:, k]
+        bel[rows, seat, 27] = pred["tenpai"][:, k]
+    return bel
 
 
 def search_belief(seed: int | None = None) -> BeliefSearchAgent:

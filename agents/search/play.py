@@ -14,6 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 from sichuan_env.agents.rule_based.fused import run_styles, style_action
+from sichuan_env.agents.search.determinize import BELIEF_COLUMNS
 from sichuan_env.agents.search.rollout import MAX_CANDIDATES, is_searched, search_action
 
 from sichuan_env._jit import njit
@@ -71,7 +72,7 @@ def play_hand(
     cands = np.zeros(MAX_CANDIDATES, dtype=np.int64)
     gains = np.zeros(MAX_CANDIDATES, dtype=np.float64)
     vals = np.zeros((max(n_samples, 1), MAX_CANDIDATES), dtype=np.float64)
-    no_bel = np.zeros((0, 28), dtype=np.float64)
+    no_bel = np.zeros((0, BELIEF_COLUMNS), dtype=np.float64)
     rng = seed ^ np.uint64(0x9E3779B97F4A7C15)
     searched = 0
     deviations = 0

@@ -44,6 +44,8 @@ import numpy as np
 from rich.progress import Progress
 from sichuan_env.agents.belief.model import BeliefModel
 from sichuan_env.agents.rule_based.fused import style_action
+from sichuan_env.agents.search.belief_agent import belief_rows
+from sichuan_env.agents.search.determinize import BELIEF_COLUMNS
 from sichuan_env.agents.search.play import advantage
 from sichuan_env.agents.search.rollout import MAX_CANDIDATES, search_action
 from sichuan_env.train.common import git_commit
@@ -51,7 +53,6 @@ from sichuan_env.train.common import git_commit
 from research.exit.claims_search import play
 from sichuan_env import RuleConfig
 from sichuan_env._jit import njit
-from sichuan_env.encoding.registry import get as get_obs_version
 from sichuan_env.engine.deal import deal_seed, splitmix64
 from sichuan_env.engine.state import PH_OVER, PH_TURN, STATE_DTYPE
 from sichuan_env.engine.step import apply
@@ -96,7 +97,7 @@ def decide(games, idx, scratch, bel, seeds, knobs, env, out) -> None:
         cands = np.zeros(MAX_CANDIDATES, dtype=np.int64)
         gains = np.zeros(MAX_CANDIDATES, dtype=np.float64)
         vals = np.zeros((n_samples, MAX_CANDIDATES), dtype=np.float64)
-        none = np.zeros((0, 28), dtype=np.float64)
+        none = np.zeros((0, BELIEF_COLUMNS), dtype=np.float64)
         rng, r = splitmix64(seeds[i] ^ np.uint64(out[i, 1] + 1) * np.uint64(0x9E3779B97F4A7C15))
         acts = np.zeros(3, dtype=np.int64)
         for v in range(3):  # belief, ready, uniform: the same rollout seed
@@ -132,7 +133,6 @@ def play_block(first_wall: int, walls: int, seed: int, model: BeliefModel, sampl
     for i in range(n):
         deal_seed(games, i, seeds[i], rules)
     out = np.zeros((n, len(COLUMNS)), dtype=np.float64)
-    spec = get_obs_version(model.obs_version)
     task = (
         progress.add_task(f"walls {first_wall}-{first_wall + walls - 1}", total=n)
         if progress
@@ -145,16 +145,7 @@ def play_block(first_wall: int, walls: int, seed: int, model: BeliefModel, sampl
             progress.update(task, completed=n - idx.size)
         if idx.size == 0:
             break
-        states = games[idx]
-        obs = np.zeros((idx.size, *spec.shape()), dtype=np.uint8)
-        to_act = np.zeros(idx.size, dtype=np.int64)
-        spec.encode_batch(states, to_act, False, rules, obs)
-        pred = model.predict(obs)
-        bel = np.zeros((idx.size, 4, 28), dtype=np.float64)
-        for k in range(3):  # relative order: next, opposite, previous
-            s = (to_act + 1 + k) % 4
-            bel[np.arange(idx.size), s, :27] = pred["hand"][:, k]
-            bel[np.arange(idx.size), s, 27] = pred["tenpai"][:, k]
+        bel = belief_rows(model, games[idx], RuleConfig())
         decide(games, idx, scratch, bel, seeds, (samples, draws), env, out)
     out[:, 0] = games["scores"][np.arange(n), seats]
     return out

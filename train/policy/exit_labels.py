@@ -43,6 +43,7 @@ from sichuan_env.agents.nn.numba_policy import export
 from sichuan_env.agents.nn.policy import PolicyNet
 from sichuan_env.agents.nn.torch_agent import load_network
 from sichuan_env.agents.rule_based.fused import style_action
+from sichuan_env.agents.search.determinize import BELIEF_COLUMNS
 from sichuan_env.agents.search.net_rollout import evaluate_candidates_net
 from sichuan_env.agents.search.rollout import (
     MAX_CANDIDATES,
@@ -96,7 +97,7 @@ def label_rows(states, scratch, extra, seeds, knobs, env, net, cands_o, gain_o, 
         mask = np.zeros(88, dtype=np.int8)
         cands = np.zeros(MAX_CANDIDATES, dtype=np.int64)
         vals = np.zeros((n_samples, MAX_CANDIDATES), dtype=np.float64)
-        no_bel = np.zeros((0, 28), dtype=np.float64)
+        no_bel = np.zeros((0, BELIEF_COLUMNS), dtype=np.float64)
         d = style_action(st, styles[me], rules, flags, obs, mask, dist)
         nc = decision_candidates(st, rules, flags, mask, dist, gap, claims, False, cands)
         ok_o[i] = nc > 0 and d >= 0

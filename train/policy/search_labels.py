@@ -43,6 +43,7 @@ import numba
 import numpy as np
 from sichuan_env.agents.eval.metrics import paired_stats
 from sichuan_env.agents.rule_based.fused import style_action
+from sichuan_env.agents.search.determinize import BELIEF_COLUMNS
 from sichuan_env.agents.search.rollout import MAX_CANDIDATES, candidates, evaluate_candidates
 
 from sichuan_env import RuleConfig
@@ -84,7 +85,7 @@ def label_hand(games, raw_games, i, scratch, raw, seed, thresh, knobs, env, out,
     mask = np.zeros(88, dtype=np.int8)
     cands = np.zeros(MAX_CANDIDATES, dtype=np.int64)
     vals = np.zeros((n_samples, MAX_CANDIDATES), dtype=np.float64)
-    no_bel = np.zeros((0, 28), dtype=np.float64)
+    no_bel = np.zeros((0, BELIEF_COLUMNS), dtype=np.float64)
     rng = seed ^ np.uint64(0xD1B54A32D192ED03)
     rows = 0
     while st.phase != PH_OVER:
