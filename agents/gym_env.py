@@ -21,17 +21,18 @@ are ``Box(0, 1, (rows, 27), uint8)`` of ``obs_version``; ``action_masks()``
 gives the legal actions (for sb3-contrib's ``MaskablePPO``), and so does
 ``info["action_mask"]``.
 
-An action is any integer scalar (``as_action_id``: an ``int``, a numpy integer,
-or a 0-d integer array such as sb3's ``model.predict`` returns). An illegal
-action (not an integer, out of ``[0, 88)``, or not legal now) changes nothing:
-by default (``illegal_action="penalize"``) the step returns the same
-observation, a reward of ``-illegal_penalty`` and ``info["illegal_action"] =
-True`` (what ``gymnasium.utils.env_checker.check_env`` and unmasked learners
-need); ``illegal_action="raise"`` raises instead (``TypeError`` for a
-non-integer, ``IllegalActionError``, a ``ValueError``, for an integer that is
-out of range or not legal). A rejected call (a bad seed or options to
-``reset``, a raising ``step``) leaves the env exactly as it was, its random
-generator included.
+An action is an integer scalar in ``[0, 88)`` (an ``int``, a numpy integer, or
+a 0-d integer array such as sb3's ``model.predict`` returns); anything else (a
+string, a float, a bool, None, a list, ``np.float32(1)``) is a ``TypeError``
+and an integer out of range an ``IllegalActionError`` (a ``ValueError``),
+whatever ``illegal_action`` says (``sichuan_env.envs.action_check``, the
+contract every env shares). An id that is not legal now changes nothing: by
+default (``illegal_action="penalize"``) the step returns the same observation,
+a reward of ``-illegal_penalty`` and ``info["illegal_action"] = True`` (what
+``gymnasium.utils.env_checker.check_env`` and unmasked learners need);
+``illegal_action="raise"`` raises ``IllegalActionError`` instead. A rejected
+call (a bad seed or options to ``reset``, a raising ``step``) leaves the env
+exactly as it was, its random generator included.
 
 Render modes: ``"human"`` prints the learner's view at every ``reset`` and
 ``step`` (and on ``render()``), ``"ansi"`` returns it as text, ``"rgb_array"``
@@ -65,11 +66,12 @@ from sichuan_env.agents.rule_based.fused import learner_step_at, run_styles_at, 
 
 from sichuan_env import Game, RuleConfig
 from sichuan_env.encoding.registry import get as get_obs_version
-from sichuan_env.engine.actions import ACTION_SPACE, action_to_str, as_action_id
+from sichuan_env.engine.actions import ACTION_SPACE, action_to_str
 from sichuan_env.engine.deal_args import validate_seed
 from sichuan_env.engine.errors import IllegalActionError
 from sichuan_env.engine.state import PH_OVER
 from sichuan_env.envs.acting import SeatMemory, ask_one
+from sichuan_env.envs.action_check import action_id
 from sichuan_env.envs.render import render_rgb, render_seat
 from sichuan_env.kernels.tables import get_tables
 from sichuan_env.tiles import echo
@@ -226,23 +228,16 @@ class SingleSeatEnv(gymnasium.Env):
 
         Raises:
             RuntimeError: before ``reset``, or once the hand is over.
-            TypeError: with ``illegal_action="raise"``, an action that is not an integer.
-            IllegalActionError: with ``illegal_action="raise"``, an integer out of
-                range or not legal now. Nothing changes in either case.
+            TypeError: an action that is not an integer scalar (``ActionTypeError``),
+                whatever ``illegal_action`` says.
+            IllegalActionError: an integer outside ``[0, 88)``, whatever
+                ``illegal_action`` says; with ``illegal_action="raise"``, an id that is
+                not legal now. Nothing changes in any of these cases.
         """
         game = self._require()
         if self._phase[0] == PH_OVER:
             raise RuntimeError("the hand is over: call reset()")
-        try:
-            a = as_action_id(action)
-        except TypeError as exc:
-            if self.illegal_action == "raise":
-                raise TypeError(f"SingleSeatEnv.step: {exc}") from None
-            return self._illegal()
-        except ValueError as exc:
-            if self.illegal_action == "raise":
-                raise IllegalActionError(f"seat {self.seat}: {exc}", self._legal_strs()) from None
-            return self._illegal()
+        a = action_id(action, f"SingleSeatEnv.step (seat {self.seat})", self._legal_strs)
         if not self._legal[a]:
             if self.illegal_action == "raise":
                 raise IllegalActionError(

@@ -46,13 +46,17 @@ Gymnasium's ``VectorEnv`` API (1.x):
 ``action_masks()`` (``bool[N, 88]``, for sb3-contrib-style masked policies)
 gives the actions the next ``step`` accepts in each env: the legal actions, or
 all 88 for an env that the next step resets (whatever it is given is
-ignored), so no row is empty. Illegal actions are handled per env as in
-``SingleSeatEnv``: with ``illegal_action="penalize"`` an env given a
-non-integer, out-of-range or illegal action does not move and gets
+ignored), so no row is empty. Actions follow the contract of every env
+(``sichuan_env.envs.action_check``): a batch with an action that is not an
+integer scalar (a float array, a string, None, ``[2]``) is a ``TypeError``,
+and one with an integer outside ``[0, 88)`` in an env that steps an
+``IllegalActionError``, whatever ``illegal_action`` says. An id that is not
+legal now is handled per env as in ``SingleSeatEnv``: with
+``illegal_action="penalize"`` that env does not move and gets
 ``-illegal_penalty`` and ``infos["illegal_action"][i] = True`` while the
 others step; with ``"raise"`` the whole batch is rejected before anything
-moves (``TypeError`` / ``IllegalActionError`` naming the envs). A rejected
-call (bad actions, seeds or options) changes nothing.
+moves (``IllegalActionError`` naming the envs). A rejected call (bad actions,
+seeds or options) changes nothing.
 
 Observation versions 1 and 2 are encoded inside the same numba call
 (``sichuan_env.agents.gym_kernels``); another registered version is encoded
@@ -71,15 +75,16 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from sichuan_env.agents.gym_args import check_env_args, check_options, reset_mask, seed_list
-from sichuan_env.agents.gym_kernels import BAD, RESET, SKIP, step_envs
+from sichuan_env.agents.gym_kernels import RESET, SKIP, step_envs
 from sichuan_env.agents.rule_based.fused import style_codes
 
 from sichuan_env import Game, RuleConfig
 from sichuan_env.encoding import v1 as _v1
 from sichuan_env.encoding import v2 as _v2
-from sichuan_env.engine.actions import ACTION_SPACE, as_action_id
+from sichuan_env.engine.actions import ACTION_SPACE
 from sichuan_env.engine.errors import IllegalActionError
 from sichuan_env.engine.state import STATE_DTYPE
+from sichuan_env.envs.action_check import action_ids
 from sichuan_env.envs.render import render_rgb, render_seat
 from sichuan_env.kernels.tables import get_tables
 from sichuan_env.tiles import echo
@@ -87,14 +92,6 @@ from sichuan_env.tiles import echo
 _T = get_tables()
 MAX_ENVS = 1 << 20
 """Most envs of one ``SingleSeatVectorEnv`` (about 3 KB of engine state each)."""
-
-
-def _one_id(action: object) -> tuple[int, Exception | None]:
-    """``(as_action_id(action), None)``, or ``(BAD, the error)``."""
-    try:
-        return as_action_id(action), None
-    except (TypeError, ValueError) as exc:
-        return BAD, exc
 
 
 class SingleSeatVectorEnv(VectorEnv):
@@ -230,16 +227,19 @@ class SingleSeatVectorEnv(VectorEnv):
         Raises:
             RuntimeError: before ``reset``.
             ValueError: not N actions.
-            TypeError, IllegalActionError: with ``illegal_action="raise"``, a non-integer,
-                or an integer out of range or not legal, in an env that this step
-                does not reset (naming the envs); no env moves.
+            TypeError: an action that is not an integer scalar, in any env
+                (``ActionTypeError``), whatever ``illegal_action`` says.
+            IllegalActionError: an integer outside ``[0, 88)`` in an env that this step
+                does not reset, whatever ``illegal_action`` says; with
+                ``illegal_action="raise"``, an id that is not legal now. The errors
+                name the envs; no env moves.
         """
         if not self._ready:
             raise RuntimeError("step() before reset(): call reset() first")
-        ids, errors = self._action_ids(actions)
         resetting = self._autoreset
+        ids = action_ids(actions, self.num_envs, skip=resetting)  # the envs' one contract
         if self.illegal_action == "raise":
-            self._check_legal(ids, errors, resetting)
+            self._check_legal(ids, resetting)
         ids[resetting] = RESET
         rows = np.flatnonzero(resetting)
         self._begin_hands(rows)
@@ -333,56 +333,14 @@ class SingleSeatVectorEnv(VectorEnv):
                     self._states, i, int(self._seats[i]), self.oracle, self._r, self._obs[i]
                 )
 
-    def _action_ids(self, actions: Any) -> tuple[np.ndarray, dict[int, Exception]]:
-        """``actions`` as ``int64[N]`` (``BAD`` where not an id) and the error of each bad one.
-
-        Raises:
-            ValueError: not N actions.
-        """
-        n = self.num_envs
-        if isinstance(actions, (list, tuple)) and len(actions) != n:
-            raise ValueError(f"actions must be {n} action ids (one per env), got {len(actions)}")
-        try:
-            arr = np.asarray(actions)
-        except Exception:  # noqa: BLE001 - ragged or odd sequences: checked one by one below
-            arr = np.empty(0, dtype=object)
-        if not isinstance(actions, (list, tuple)) and arr.shape != (n,):
-            raise ValueError(f"actions must have shape ({n},) (one per env), got {arr.shape}")
-        if arr.shape == (n,) and arr.dtype != np.bool_ and np.issubdtype(arr.dtype, np.integer):
-            out = (arr < 0) | (arr >= ACTION_SPACE)
-            ids = np.where(out, BAD, arr).astype(np.int64)
-            errors: dict[int, Exception] = {
-                int(i): ValueError(f"action id must be in [0, {ACTION_SPACE}), got {int(arr[i])}")
-                for i in np.flatnonzero(out)
-            }
-            return ids, errors
-        items = actions if isinstance(actions, (list, tuple)) else list(arr)
-        ids = np.empty(n, dtype=np.int64)
-        errors = {}
-        for i, x in enumerate(items):
-            ids[i], exc = _one_id(x)
-            if exc is not None:
-                errors[i] = exc
-        return ids, errors
-
-    def _check_legal(
-        self, ids: np.ndarray, errors: dict[int, Exception], resetting: np.ndarray
-    ) -> None:
-        """``illegal_action="raise"``: reject the batch if an env that steps has a bad action."""
-        typed = [i for i, e in errors.items() if isinstance(e, TypeError) and not resetting[i]]
-        if typed:
-            raise TypeError(
-                f"actions of envs {typed[:10]} are not action ids: {errors[typed[0]]}; no env moved"
-            )
-        ok = ids >= 0
-        bad = ~resetting & (
-            ~ok | (self._masks[np.arange(self.num_envs), np.where(ok, ids, 0)] == 0)
-        )
+    def _check_legal(self, ids: np.ndarray, resetting: np.ndarray) -> None:
+        """``illegal_action="raise"``: reject the batch if an env that steps has an illegal id."""
+        bad = ~resetting & (self._masks[np.arange(self.num_envs), ids] == 0)
         if bad.any():
             rows = np.flatnonzero(bad)[:10]
-            shown = [int(ids[i]) if ids[i] >= 0 else str(errors[int(i)]) for i in rows]
             raise IllegalActionError(
-                f"illegal actions in envs {rows.tolist()} (actions {shown}); no env moved"
+                f"illegal actions in envs {rows.tolist()} (actions {ids[rows].tolist()}); "
+                "no env moved"
             )
 
     def _observations(self) -> np.ndarray:

@@ -224,16 +224,20 @@ def test_any_integer_scalar_is_an_action():
 
 
 @pytest.mark.parametrize(
-    "bad", [2.5, np.float64(3.0), "3", None, True, np.bool_(False), np.array([3]), 88, -1, 10**30]
-)
-def test_non_actions_are_illegal_when_penalized(bad):
+    ("bad", "exc"),
+    [
+        (2.5, TypeError), (np.float64(3.0), TypeError), ("3", TypeError), (None, TypeError),
+        (True, TypeError), (np.bool_(False), TypeError), (np.array([3]), TypeError),
+        (88, IllegalActionError), (-1, IllegalActionError), (10**30, IllegalActionError),
+    ],
+)  # fmt: skip
+def test_non_actions_raise_even_when_penalized(bad, exc):
     env = SingleSeatEnv(illegal_penalty=2.5)
-    obs, info = env.reset(seed=1)
+    env.reset(seed=1)
     before = env.game.state.tobytes()
-    obs2, reward, terminated, truncated, info2 = env.step(bad)
-    assert info2["illegal_action"] and reward == -2.5 and not terminated and not truncated
-    assert np.array_equal(obs, obs2) and env.game.state.tobytes() == before
-    assert np.array_equal(info["action_mask"], info2["action_mask"])
+    with pytest.raises(exc):
+        env.step(bad)
+    assert env.game.state.tobytes() == before
 
 
 @pytest.mark.parametrize(

@@ -173,20 +173,26 @@ def test_illegal_actions_are_penalized_per_env():
     obs, _ = envs.reset(seed=2)
     masks = envs.action_masks()
     states = [envs.game(i).state.tobytes() for i in range(4)]
-    actions = [int(first_legal(masks)[0]), 2.5, int(np.flatnonzero(~masks[2])[0]), "x"]
-    obs2, rewards, terms, _, infos2 = envs.step(actions)
-    assert infos2["illegal_action"].tolist() == [False, True, True, True]
-    assert rewards[1:].tolist() == [-2.0] * 3 and not terms.any()
-    for i in (1, 2, 3):
-        assert np.array_equal(obs[i], obs2[i]) and envs.game(i).state.tobytes() == states[i]
+    legal = first_legal(masks)
+    actions = [int(legal[0]), int(legal[1]), int(np.flatnonzero(~masks[2])[0]), int(legal[3])]
+    obs2, rewards, _, _, infos2 = envs.step(actions)
+    assert infos2["illegal_action"].tolist() == [False, False, True, False]
+    assert rewards[2] == -2.0
+    assert np.array_equal(obs[2], obs2[2]) and envs.game(2).state.tobytes() == states[2]
     assert envs.game(0).state.tobytes() != states[0]
-    # numpy integer scalars and 0-d arrays are action ids; a float array is not
+    # numpy integer scalars and 0-d arrays are action ids; floats, strings and
+    # out-of-range integers are errors even when penalized, and nothing moves
     ok = [np.array(a) for a in first_legal(envs.action_masks())]
     assert not envs.step(ok)[4]["illegal_action"].any()
-    rewards = envs.step(first_legal(envs.action_masks()).astype(float))[1]
-    assert (rewards == -2.0).all()
-    out = envs.step(np.array([88, -1, 2**40, 0], dtype=np.int64))[4]["illegal_action"]
-    assert out[:3].all()
+    before = envs.unwrapped._states.tobytes()
+    good = first_legal(envs.action_masks())
+    with pytest.raises(TypeError, match="dtype float64"):
+        envs.step(good.astype(float))
+    with pytest.raises(TypeError, match=r"envs \[1, 3\]"):
+        envs.step([int(good[0]), 2.5, int(good[2]), "x"])
+    with pytest.raises(IllegalActionError, match=r"envs \[0, 1, 2\].*out of range"):
+        envs.step(np.array([88, -1, 2**40, 0], dtype=np.int64))
+    assert envs.unwrapped._states.tobytes() == before
 
 
 def test_raise_mode_rejects_the_whole_batch():

@@ -117,11 +117,12 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from ..encoding.registry import get as get_obs_version
-from ..engine.actions import ACTION_SPACE, action_from_str, action_to_str, as_action_id
+from ..engine.actions import ACTION_SPACE, action_from_str, action_to_str
 from ..engine.game import Game, IllegalActionError, validate_seed
 from ..engine.step import ILLEGAL, decide_at
 from ..kernels.tables import get_tables
 from ..rules.config import RuleConfig, kernel_rules
+from .action_check import action_id
 from .render import render_rgb, render_seat
 
 AGENTS = [f"player_{i}" for i in range(4)]
@@ -487,9 +488,10 @@ class raw_env(AECEnv):
             RuntimeError: before ``reset``, or after every agent has left.
             IllegalActionError: an action that is not an integer scalar
                 (``None``, a string, a float, a bool, a list, an array with
-                dimensions), outside ``[0, 88)``, or (``illegal_action="raise"``)
-                not legal now; nothing changes, not even the agent's
-                accumulated reward.
+                dimensions: an ``ActionTypeError``, also a ``TypeError``) or
+                outside ``[0, 88)``, whatever ``illegal_action`` says, or
+                (``illegal_action="raise"``) not legal now; nothing changes, not
+                even the agent's accumulated reward.
         """
         game = self.game
         if game is None:
@@ -500,13 +502,7 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if type(action) is int and 0 <= action < ACTION_SPACE:
-            aid = action
-        else:
-            try:
-                aid = as_action_id(action)
-            except (TypeError, ValueError) as e:
-                raise IllegalActionError(f"{agent}: {e}", self._legal_strs(game)) from None
+        aid = action_id(action, agent, lambda: self._legal_strs(game))  # the envs' one contract
         mask = game._mask()  # the current decision's (decide_at keeps it filled)
         seat = decide_at(game._st, 0, aid, self._r, self._flags, self._waits, mask, self._deltas)
         if seat == ILLEGAL:
