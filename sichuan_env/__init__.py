@@ -15,7 +15,7 @@ from . import threads  # noqa: F401  (OMP_WAIT_POLICY before numba or torch load
 from .engine import Game, IllegalActionError, check_invariants
 from .envs.pettingzoo import env, raw_env
 from .hand import is_win, is_win_batch, shanten, shanten_batch, waits, waits_batch, waits_mask
-from .plugins import register_gymnasium
+from .plugins import register_gymnasium, register_pettingzoo
 from .rules import (
     PRESETS,
     RuleConfig,
@@ -28,6 +28,7 @@ from .rules import (
 from .tiles import InputTypeError, parse, tile_index, tile_name, to_str
 
 register_gymnasium()  # gymnasium.make("SichuanMahjong-v0"): ids come from entry points
+register_pettingzoo()  # pettingzoo.make("aec", "SichuanMahjong-v0") where PettingZoo has a registry
 
 try:
     __version__ = version("sichuan-env")  # single source: pyproject.toml [project] version

@@ -9,6 +9,9 @@ that an installed distribution declares (this project's own in ``pyproject.toml`
   ``import sichuan_env`` (``gymnasium.make("SichuanMahjong-v0")``); the group
   ``sichuan_env.gym_vector`` gives the same ids' vector entry points
   (``gymnasium.make_vec``);
+- PettingZoo's registry (1.27 and newer) gets the AEC env as
+  ``SichuanMahjong-v0`` on ``import sichuan_env``
+  (``pettingzoo.make("aec", "SichuanMahjong-v0")``; ``register_pettingzoo``);
 - ``sichuan_env.resolvers``: ``agent`` is the callable ``(spec, seed) -> agent``
   that turns the names a user types (``--opponents heuristic``) into agent
   objects, for terminal play and the viewer.
@@ -42,6 +45,30 @@ def register_gymnasium() -> list[str]:
         gymnasium.register(id=ep.name, entry_point=ep.value, vector_entry_point=vector.get(ep.name))
         done.append(ep.name)
     return done
+
+
+PETTINGZOO_ID = "SichuanMahjong-v0"
+"""The AEC env's id in PettingZoo's registry (``pettingzoo.make("aec", PETTINGZOO_ID)``)."""
+
+
+def register_pettingzoo() -> list[str]:
+    """Register the AEC env in PettingZoo's registry (PettingZoo 1.27 and newer), once.
+
+    ``pettingzoo.make("aec", "SichuanMahjong-v0", **kwargs)`` then builds what
+    ``sichuan_env.env(**kwargs)`` builds. An older PettingZoo has no registry:
+    nothing is registered, and ``sichuan_env.env()`` works as before.
+
+    Returns:
+        The ids registered by this call (empty when registered already, or no registry).
+    """
+    import pettingzoo
+
+    register = getattr(pettingzoo, "register", None)
+    registry = getattr(pettingzoo, "aec_registry", None)
+    if not callable(register) or not isinstance(registry, dict) or PETTINGZOO_ID in registry:
+        return []
+    register("aec", PETTINGZOO_ID, entry_point="sichuan_env:env")
+    return [PETTINGZOO_ID]
 
 
 @functools.lru_cache(maxsize=1)
