@@ -101,8 +101,13 @@ class SingleSeatVectorEnv(VectorEnv):
         num_envs: how many envs (1 .. 2**20).
         opponents: three rule-based opponents by name (``heuristic``, ``value``,
             ``defensive``), in turn order after the learner.
-        rules, obs_version, seat, oracle, reward_scale, illegal_action,
-            illegal_penalty: as ``SingleSeatEnv`` (the same checks and ranges).
+        rules: as ``SingleSeatEnv`` (the same checks and ranges, for each argument).
+        obs_version: as ``SingleSeatEnv``.
+        seat: as ``SingleSeatEnv``.
+        oracle: as ``SingleSeatEnv``.
+        reward_scale: as ``SingleSeatEnv``.
+        illegal_action: as ``SingleSeatEnv``.
+        illegal_penalty: as ``SingleSeatEnv``.
         render_mode: None, ``"ansi"`` or ``"rgb_array"``: ``render()`` returns one
             frame per env.
         fused_opponents: must be True (the batched env only plays opponents in numba).

@@ -35,13 +35,20 @@ class BeliefSearchAgent(SearchAgent):
     """``SearchAgent`` whose determinizations follow the belief model; see the module docstring.
 
     Args:
-        seed, samples, gap, z, style, rules, claims, setup: as ``SearchAgent``.
+        seed: as ``SearchAgent``.
+        samples: as ``SearchAgent``.
         draws: uniform deals drawn per sample, one kept by its belief likelihood ratio (2..256;
             more than ``SearchAgent``'s 8: resampling needs a choice, and draws are cheap
             next to rollouts).
         belief: a ``BeliefModel``, a shipped checkpoint's name or a ``.pt`` path (default
             ``"belief"``, the shipped model); it must read the planes only (no event tokens)
             and predict the ``hand`` and ``tenpai`` heads.
+        gap: as ``SearchAgent``.
+        z: as ``SearchAgent``.
+        style: as ``SearchAgent``.
+        rules: as ``SearchAgent``.
+        claims: as ``SearchAgent``.
+        setup: as ``SearchAgent``.
 
     Raises:
         ValueError: the ``SearchAgent`` checks, ``draws`` < 2, or a belief model that cannot serve.

@@ -132,7 +132,9 @@ class RolloutWorker:
         env_seed: the env's seed.
         seed: the collector's seed (action sampling, opponent draws).
         pool: the opponents (``pool_spec``).
-        pool_frac, pool_heuristic, reward_scale: as ``Collector``'s.
+        pool_frac: as ``Collector``'s.
+        pool_heuristic: as ``Collector``'s.
+        reward_scale: as ``Collector``'s.
     """
 
     def __init__(
@@ -187,7 +189,8 @@ class RayRollouts:
         pool: the initial opponents.
         args: ``sichuan_env.train.policy.ppo``'s arguments (``ray``, ``workers``, ``envs``, ``steps``, pool options,
             ``reward_scale``).
-        env_seed, seed: the single-process seeds (worker ``w`` adds ``w * SEED_STRIDE``).
+        env_seed: the single-process env seed (worker ``w`` adds ``w * SEED_STRIDE``).
+        seed: the single-process collector seed (worker ``w`` adds ``w * SEED_STRIDE``).
     """
 
     def __init__(
