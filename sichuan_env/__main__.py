@@ -2,6 +2,7 @@
 
 import sys
 
+from ._cli import run
 from .demo import main
 
-sys.exit(main())
+sys.exit(run(main, "python -m sichuan_env"))

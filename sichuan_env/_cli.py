@@ -7,8 +7,11 @@ numeric options go through ``int_arg`` / ``float_arg`` (``type=``: NaN,
 infinities and out-of-range values are usage errors), output files and folders
 are checked with ``path_problem`` / ``dir_problem`` before any work starts, bad
 input (a damaged file, a run of another script) is one line and exit status 1
-through ``fail``, and ``run`` turns Ctrl-C and a closed output pipe
-(``| head``) into an exit status instead of a traceback.
+through ``fail``, and ``run`` turns Ctrl-C, a closed output pipe (``| head``)
+and any other ``OSError`` (a full disk) into an exit status instead of a
+traceback. Files are written whole or not at all (``write_atomic``, from
+``sichuan_env._files``), and an output folder that holds a tool's earlier
+output is resumed, replaced (``--overwrite``) or refused (``claim_output_or_exit``).
 Imports nothing from the package, so any layer may use it.
 """
 
@@ -18,10 +21,26 @@ import argparse
 import math
 import os
 import sys
-import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
+
+from ._files import claim_output, write_atomic, write_if_changed
+
+__all__ = [
+    "MAX_SEED",
+    "add_overwrite",
+    "announce_compiles",
+    "claim_output_or_exit",
+    "dir_problem",
+    "fail",
+    "float_arg",
+    "int_arg",
+    "path_problem",
+    "run",
+    "write_atomic",
+    "write_if_changed",
+]
 
 
 def int_arg(lo: int, hi: int | None = None) -> Callable[[str], int]:
@@ -126,28 +145,52 @@ def path_problem(path: Path) -> str | None:
     return None
 
 
-def write_atomic(path: Path, chunks: Iterable[str]) -> None:
-    """Write the text ``chunks`` to ``path`` whole or not at all.
+def add_overwrite(p: argparse.ArgumentParser, what: str = "output") -> None:
+    """Add ``--overwrite``: replace the tool's existing output in its folder (``claim_output``)."""
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help=f"replace an existing {what} in the folder (its files only; others are kept)",
+    )
 
-    The text goes to a temporary file in the same folder, which is renamed over
-    ``path`` at the end, so a failure (a full disk, Ctrl-C) leaves ``path`` as
-    it was and no temporary file behind. The file gets the umask's permissions.
 
-    Raises:
-        OSError: the file could not be written.
+def claim_output_or_exit(
+    p: argparse.ArgumentParser,
+    flag: str,
+    path: Path,
+    owned: Sequence[str],
+    *,
+    resume: bool | None,
+    overwrite: bool,
+    what: str = "output",
+    remove: bool = True,
+) -> bool:
+    """``claim_output`` for a CLI: a refusal is ``p.error`` (exit 2), a failed removal exit 1.
+
+    Returns:
+        Whether ``path`` holds the tool's output to resume (see ``claim_output``).
     """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for chunk in chunks:
-                f.write(chunk)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        return claim_output(
+            path, owned, resume=resume, overwrite=overwrite, what=what, remove=remove
+        )
+    except ValueError as exc:
+        p.error(f"{flag}: {exc}")
+    except OSError as exc:
+        fail(p.prog, f"{flag}: cannot remove the old {what} in {path}: {exc.strerror or exc}")
+
+
+def announce_compiles(prog: str) -> None:
+    """Print the library's note of a cold numba compile as one stderr line ``prog: ...``.
+
+    ``sichuan_env._jit`` logs it (``INFO`` on the ``sichuan_env.jit`` logger) when the
+    first kernel of the process finds no cached machine code; ``run`` calls this, so
+    every command-line tool says what it is doing before a silent half minute. Once
+    per process; the line does not reach the root logger's handlers too.
+    """
+    from ._jit import announce_to_stderr  # numba: imported by the tool anyway
+
+    announce_to_stderr(prog)
 
 
 def run(main: Callable[[], Any], prog: str) -> int:
@@ -155,8 +198,10 @@ def run(main: Callable[[], Any], prog: str) -> int:
 
     ``main`` returning an int is the status (anything else counts as 0); Ctrl-C
     gives 130 with one line on stderr; a reader that went away (``| head``)
-    gives 1 quietly, as Unix tools do.
+    gives 1 quietly, as Unix tools do; any other ``OSError`` (a full disk, a folder that
+    cannot be written) is one line ``prog: error: ...`` and status 1.
     """
+    announce_compiles(prog)  # a cold numba cache: one line on stderr, not a silent wait
     try:
         code = main()
     except KeyboardInterrupt:
@@ -168,5 +213,11 @@ def run(main: Callable[[], Any], prog: str) -> int:
             os.dup2(devnull, sys.stdout.fileno())
         except (OSError, ValueError):
             pass
+        return 1
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        where = getattr(exc, "filename", None)
+        text = " ".join((f"{where}: {reason}" if where else reason).split())[:600]
+        print(f"{prog}: error: {text}", file=sys.stderr)
         return 1
     return code if isinstance(code, int) and not isinstance(code, bool) else 0

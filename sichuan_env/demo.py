@@ -24,7 +24,7 @@ from . import (
     waits,
     waits_batch,
 )
-from ._cli import int_arg
+from ._cli import int_arg, run
 
 
 class _How(TypedDict, total=False):
@@ -125,4 +125,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(main, "python -m sichuan_env.demo"))

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +40,18 @@ from sichuan_env.agents.eval.match_stats import print_table, summarize
 from sichuan_env.agents.registry import describe
 
 from sichuan_env import PRESETS, RuleConfig
-from sichuan_env._cli import int_arg, path_problem, run, write_atomic
+from sichuan_env._cli import (
+    add_overwrite,
+    claim_output_or_exit,
+    fail,
+    int_arg,
+    path_problem,
+    run,
+    write_atomic,
+)
+from sichuan_env._progress import Stopwatch
+from sichuan_env.engine.errors import IllegalActionError
+from sichuan_env.tiles import InputTypeError
 
 RECORDS_FILE = "records.jsonl"
 """The file that ``--records DIR`` writes in ``DIR``."""
@@ -110,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help=f"write every hand's game record to DIR/{RECORDS_FILE} (for sichuan-viewer)",
     )
+    add_overwrite(p, f"{RECORDS_FILE} (with --records)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument(
         "--block-walls",
@@ -146,12 +157,20 @@ def main(argv: list[str] | None = None) -> dict:
     records_path = None if args.records is None else args.records / RECORDS_FILE
     if records_path is not None and (problem := path_problem(records_path)):
         p.error(f"--records: {problem}")
+    if args.overwrite and args.records is None:
+        p.error("--overwrite is for --records (a --json file is always replaced whole)")
+    if args.records is not None:  # replaced whole at the end: a failed match keeps the old one
+        claim_output_or_exit(p, "--records", args.records, (RECORDS_FILE,), resume=None,
+                             overwrite=args.overwrite, what="match's records", remove=False)  # fmt: skip
     rules = RuleConfig.preset(args.preset)
-    t0 = time.perf_counter()
+    watch = Stopwatch()  # the match's time, a cold cache's numba compile left out
     if args.ray is None:
-        records = play_duplicate(
-            args.lineup, args.walls, rules, args.seed, not args.quiet, agents, args.block_walls
-        )
+        try:
+            records = play_duplicate(
+                args.lineup, args.walls, rules, args.seed, not args.quiet, agents, args.block_walls
+            )
+        except (IllegalActionError, InputTypeError) as exc:  # a bad answer: one line
+            fail("sichuan-eval", exc)
     else:
         try:
             records = play_duplicate_ray(
@@ -161,10 +180,11 @@ def main(argv: list[str] | None = None) -> dict:
         except RayMissingError as exc:
             p.error(str(exc))
     summary = summarize(args.lineup, records, args.walls)
-    dt = time.perf_counter() - t0
+    dt = watch.seconds
+    where = ", the Ray workers' compile included" if args.ray else ""
     print(
         f"duplicate match: {args.walls} walls x 4 rotations, lineup {args.lineup}, "
-        f"preset {args.preset} ({dt:.1f} s)"
+        f"preset {args.preset} ({watch.describe()}{where})"
     )
     print_table(summary)
     doc = {
@@ -175,24 +195,20 @@ def main(argv: list[str] | None = None) -> dict:
         "block_walls": args.block_walls,
         "workers": args.workers if args.ray else 1,
         "seconds": dt,
+        "jit_seconds": watch.jit_seconds,
         "agents": summary,
     }
     if args.json:
         try:
-            args.json.write_text(json.dumps(doc, indent=2), encoding="utf-8")
-        except OSError as exc:
-            print(f"sichuan-eval: cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
-            raise SystemExit(1) from None
+            write_atomic(args.json, json.dumps(doc, indent=2))
+        except OSError as exc:  # the old file is kept whole (write_atomic)
+            fail("sichuan-eval", f"cannot write {args.json}: {exc.strerror or exc}")
         print(f"wrote {args.json}")
     if records_path is not None:
         try:
             write_records(records_path, record_lines(args.lineup, records))
         except OSError as exc:
-            print(
-                f"sichuan-eval: cannot write {records_path}: {exc.strerror or exc}",
-                file=sys.stderr,
-            )
-            raise SystemExit(1) from None
+            fail("sichuan-eval", f"cannot write {records_path}: {exc.strerror or exc}")
         print(f"wrote {len(records)} hand records to {records_path}")
     return doc
 

@@ -20,12 +20,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from sichuan_env.agents.base import Agent, check_seed
 from sichuan_env.agents.registry import make_agent
 
 from sichuan_env import RuleConfig
+from sichuan_env._progress import progress_bar
 from sichuan_env.envs.acting import Decisions, SeatMemory, ask
 from sichuan_env.envs.vector import VectorEnv
 from sichuan_env.tiles import InputTypeError, echo
@@ -186,8 +186,7 @@ def play_duplicate(
     wall_seeds = wall_seeds_of(walls, seed)
     records: list[tuple[int, int, dict]] = []
     columns = (TextColumn("hands"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    console = Console(stderr=True)
-    with Progress(*columns, console=console, disable=not progress) as bar:
+    with progress_bar(*columns, disable=not progress) as bar:  # says when numba compiles
         task = bar.add_task("hands", total=walls * 4)
         for block, first in enumerate(range(0, walls, block_walls)):
             chunk = wall_seeds[first : first + block_walls]
