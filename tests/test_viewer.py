@@ -397,3 +397,21 @@ def test_a_record_named_index_gets_its_own_page(tmp_path, capsys):
     names = sorted(p.name for p in site.iterdir())
     assert names == ["INDEX-1.html", "index-2.html", "index.html", "other.html"]
     assert _embedded((site / "index-2.html").read_text(encoding="utf-8"))["title"] == "index.json"
+
+
+def test_the_viewer_shows_progress_and_limit_bounds_the_pages(tmp_path, capsys, monkeypatch):
+    import sichuan_env.viewer.__main__ as viewer_cli
+
+    monkeypatch.setattr(viewer_cli, "_on_a_terminal", lambda: True)
+    lines = tmp_path / "records.jsonl"
+    lines.write_text("".join(json.dumps(_load(g)) + "\n" for g in GOLDEN[:3]))
+    site = tmp_path / "pages"
+    assert viewer_main([str(lines), "-o", str(site), "--limit", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert "pages" in err and "2/2" in err  # the progress bar, on stderr
+    assert f"wrote {site / 'index.html'} and 2 of 2 pages" in out
+    assert sorted(p.name for p in site.iterdir()) == [
+        "index.html", "records-line1.html", "records-line2.html"
+    ]  # fmt: skip
+    assert viewer_main([str(lines), "-o", str(tmp_path / "quiet"), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""

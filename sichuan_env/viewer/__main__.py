@@ -11,7 +11,8 @@ or an object with the record under ``"record"`` (its other short fields, such as
 Given a directory, does the same for every ``*.json`` record and every
 ``*.jsonl`` file in it (a page whose name is taken, ``index.json`` say, gets
 ``index-1.html``). At most 10,000 pages are written in one run: ``--limit N``
-takes the first N records of a larger input.
+takes the first N records of a larger input (a page is about 130 KB). On a
+terminal, a progress bar on stderr counts the pages (``--quiet``: none).
 
 A record is read only from a regular file (no FIFO, device or ``/dev/zero``),
 and at most 16 MB of a ``.json`` file or of one line of a ``.jsonl`` file is
@@ -34,7 +35,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+
 from .._cli import int_arg, run
+from .._progress import progress_bar
 from .agent import AgentAnnotator, load_agent
 from .build import render_index, render_page
 from .snapshot import validate_record
@@ -80,6 +84,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--seat", type=int, choices=range(4), default=None, help="open in this seat's view"
     )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--agent",
         default=None,
@@ -198,6 +203,14 @@ def _one(
     return entry
 
 
+def _on_a_terminal() -> bool:
+    """Whether stderr is a terminal (the progress bar is for people, not for logs)."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def _many(
     p: argparse.ArgumentParser,
     args: argparse.Namespace,
@@ -229,15 +242,20 @@ def _many(
         if problem:
             p.error(problem)
     entries, failed = [], 0
-    for source, page in zip(sources, pages, strict=True):
-        entry = _one(source, page, args.seat, annotator)
-        if entry is None:
-            failed += 1
-            if failed == MAX_ERRORS:
-                print(f"{PROG}: stopped after {MAX_ERRORS} bad records", file=sys.stderr)
-                break
-        else:
-            entries.append(entry)
+    columns = (TextColumn("pages"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    shown = not args.quiet and len(sources) > 1 and _on_a_terminal()
+    with progress_bar(*columns, disable=not shown) as bar:
+        task = bar.add_task("pages", total=len(sources))
+        for source, page in zip(sources, pages, strict=True):
+            entry = _one(source, page, args.seat, annotator)
+            bar.advance(task)
+            if entry is None:
+                failed += 1
+                if failed == MAX_ERRORS:
+                    print(f"{PROG}: stopped after {MAX_ERRORS} bad records", file=sys.stderr)
+                    break
+            else:
+                entries.append(entry)
     try:
         _write(out_dir / "index.html", render_index(entries, title=title))
     except ValueError as exc:
