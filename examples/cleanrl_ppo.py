@@ -186,8 +186,8 @@ def train(args: Args) -> tuple[Agent, list[dict[str, float]]]:
             "points_per_hand": float(rewards.sum())
             / max(float(dones.sum()), 1.0)
             / args.reward_scale,
-            "policy_loss": float(pg),
-            "value_loss": float(v_loss),
+            "policy_loss": float(pg.detach()),
+            "value_loss": float(v_loss.detach()),
             "steps_per_s": update * batch / (time.perf_counter() - start),
         }
         log.append(row)

@@ -146,3 +146,16 @@ def test_cli_rejects_bad_usage(tmp_path, capsys):
         )
     assert err.value.code == 2
     assert "nobody" in capsys.readouterr().err
+
+
+def test_decoded_columns_are_writable_so_torch_does_not_warn(dataset):
+    import warnings
+
+    torch = pytest.importorskip("torch")
+    from sichuan_env.train.data.dataset import DecisionDataset
+
+    out, _ = dataset
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "The given NumPy array is not writable" fails the test
+        rows = list(DecisionDataset(out, batch_size=64, shuffle_buffer=0))
+    assert rows and all(isinstance(v, torch.Tensor) for v in rows[0].values())

@@ -21,6 +21,7 @@ def _example():
     return module
 
 
+@pytest.mark.filterwarnings("error")  # no warning from the example's own code (float(loss))
 def test_a_few_updates_and_a_greedy_evaluation():
     ex = _example()
     args = ex.parse_args(["--num-envs", "16", "--num-steps", "64", "--total-timesteps", "2048",

@@ -39,6 +39,7 @@ from sichuan_env.agents.nn.torch_agent import (
 
 from sichuan_env import RuleConfig
 from sichuan_env._cli import fail
+from sichuan_env._files import write_atomic
 from sichuan_env.threads import set_threads
 
 
@@ -57,19 +58,52 @@ def setup(threads: int, seed: int) -> None:
     random.seed(seed)
 
 
-def git_commit() -> str:
-    """The current commit (``-dirty`` when the tree has changes), or ``unknown``."""
+def git_commit(package_dir: Path | None = None) -> str:
+    """The project's own commit (``-dirty`` when its tree has changes), for checkpoints.
+
+    git runs in the package's own folder (``package_dir``, default this file's), not in
+    the current directory, and its answer counts only when that folder is this
+    project's checkout (the repository's top level holds ``pyproject.toml`` naming
+    ``sichuan-env`` and the folder is its ``train/``): a run started elsewhere
+    still records the commit, and a wheel installed inside a user's own repository
+    does not record theirs. Otherwise it is ``sichuan-env==<version>`` (a wheel
+    install), or ``unknown``.
+    """
+    here = Path(__file__).resolve().parent if package_dir is None else Path(package_dir).resolve()
+    commit = _checkout_commit(here)
+    if commit is not None:
+        return commit
     try:
-        rev = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False
-        )
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain"], capture_output=True, text=True, check=False
-        )
+        from importlib.metadata import version
+
+        return f"sichuan-env=={version('sichuan-env')}"
+    except Exception:  # noqa: BLE001 - no metadata (a bare source tree)
+        return "unknown"
+
+
+def _checkout_commit(here: Path) -> str | None:
+    """The commit of the checkout whose ``train/`` is ``here``, else None."""
+
+    def git(*args: str) -> subprocess.CompletedProcess[str] | None:
+        try:
+            return subprocess.run(["git", "-C", str(here), *args], capture_output=True,
+                                  text=True, check=False, timeout=30)  # fmt: skip
+        except (OSError, subprocess.SubprocessError):
+            return None
+
+    top = git("rev-parse", "--show-toplevel")
+    if top is None or top.returncode or not top.stdout.strip():
+        return None
+    root = Path(top.stdout.strip()).resolve()
+    try:
+        named = 'name = "sichuan-env"' in (root / "pyproject.toml").read_text(encoding="utf-8")
     except OSError:
-        return "unknown"
-    if rev.returncode:
-        return "unknown"
+        named = False
+    if not named or here != root / "train":
+        return None
+    rev, dirty = git("rev-parse", "HEAD"), git("status", "--porcelain")
+    if rev is None or rev.returncode or dirty is None:
+        return None
     return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
@@ -121,6 +155,12 @@ class MetricLog:
         self._f.close()
         if self._tb is not None:
             self._tb.close()
+
+
+RUN_FILES = ("last.pt", "last.json", "best.pt", "best.json", "state.pt", "metrics.jsonl", "tb")
+"""What a training run writes in its folder: a folder holding any of them holds a run, which
+a new run resumes (``--resume``), replaces (``--overwrite``: these are removed first) or is
+refused (``sichuan_env._cli.claim_output_or_exit``)."""
 
 
 MAX_STATE_BYTES = 1 << 30
@@ -272,9 +312,8 @@ def save_run(
         if isinstance(v, float) and math.isnan(v):
             raise ValueError(f"{what}: counter {key!r} is NaN")
     path = save_checkpoint(run / f"{name}.pt", net, meta)
-    tmp = run / "state.pt.tmp"
-    torch.save({"optimizer": opt.state_dict(), "counters": counters}, tmp)
-    tmp.replace(run / "state.pt")
+    state = {"optimizer": opt.state_dict(), "counters": counters}
+    write_atomic(run / "state.pt", lambda f: torch.save(state, f))
     return path
 
 
@@ -360,6 +399,7 @@ def evaluate_vs_heuristic(
 
 __all__ = [
     "BEST",
+    "RUN_FILES",
     "MetricLog",
     "check_counters",
     "check_optimizer",

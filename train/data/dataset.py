@@ -210,6 +210,9 @@ def decode_batch(table: pa.Table, rows: int) -> dict[str, np.ndarray]:
             out[name] = table.column(name).to_numpy()
     if "agent" in names:
         out["agent"] = np.array(table.column("agent").to_pylist(), dtype=object)
+    for name, arr in out.items():  # Arrow's zero-copy views are read-only; torch warns on them
+        if not arr.flags.writeable:
+            out[name] = arr.copy()
     return out
 
 
