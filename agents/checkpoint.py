@@ -58,6 +58,8 @@ from sichuan_env.agents.checkpoint_tensors import (
 )
 from torch import nn
 
+from sichuan_env._files import write_atomic
+
 SHIPPED_DIR = Path(__file__).resolve().parent / "checkpoints"
 """Where shipped checkpoints live (``<name>.pt`` + ``<name>.json``)."""
 MAX_JSON_BYTES = 1 << 20
@@ -334,11 +336,16 @@ def save(
     os.close(fd)
     tmp_json: str | None = None
     try:
-        torch.save(state, tmp_pt)
+        with open(tmp_pt, "wb") as f:
+            torch.save(state, f)
+            f.flush()
+            os.fsync(f.fileno())
         doc["sha256"] = digest(tmp_pt, doc)
         fd, tmp_json = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(json.dumps(doc, indent=2))
+            f.flush()
+            os.fsync(f.fileno())
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp_pt, 0o666 & ~umask)
@@ -364,7 +371,7 @@ def rehash(path: str | os.PathLike) -> str:
     cfg = config_path(path)
     doc = read_json(cfg)
     doc["sha256"] = digest(path, doc)
-    cfg.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    write_atomic(cfg, json.dumps(doc, indent=2))
     return doc["sha256"]
 
 

@@ -20,6 +20,13 @@ resolve like registered names, so every CLI (``sichuan-eval --lineup``,
 loaders given as ``"module:attribute"`` strings are imported only when used,
 so heavy dependencies (torch) stay out of ``import agents``. Built in:
 ``random`` (``RandomAgent``) and ``heuristic`` (``HeuristicAgent``).
+
+What a string names is checked before it is called: a class with ``act`` and
+``act_batch``, or a Python function or method annotated to return an agent
+class or ``Agent`` (``def make(seed: int | None) -> MyAgent``); anything else
+(``sys:exit``, a builtin, an unannotated function) is refused. Any exception
+while importing a plugin or building an agent becomes a ``ValueError`` whose
+one line names the spec, so every CLI reports it as one line.
 """
 
 from __future__ import annotations
@@ -53,12 +60,85 @@ _FACTORIES: dict[str, Factory | str] = {}
 _LOADERS: list[tuple[Match, Loader | str]] = []
 
 
-def _resolve_ref(ref: Any, what: str) -> Callable[..., Any]:
-    """A callable, or the object a ``"module:attr.attr"`` string names (imported now)."""
-    obj = ref if callable(ref) else _import_ref(ref)
-    if not callable(obj):
-        raise TypeError(f"{what} {echo(ref)} is not callable")
+def _resolve_ref(ref: Any, what: str, spec: str) -> Callable[..., Any]:
+    """A callable, or the agent factory a ``"module:attr.attr"`` string names (imported now).
+
+    A callable passed in-process (``register("x", SomeClass)``) is trusted; one named by a
+    string (a lineup entry, an entry point, a lazy registration) must pass
+    ``_check_factory`` before anything calls it.
+
+    Raises:
+        ValueError: the module cannot be imported (any exception its import raises), the
+            attribute is missing, or it is not an agent factory; the message names ``spec``.
+    """
+    if callable(ref):
+        return ref
+    obj = _import_checked(ref, spec)
+    _check_factory(obj, ref, spec, what)
     return obj
+
+
+def _import_checked(ref: str, spec: str) -> Any:
+    """``_import_ref(ref)``; any failure of the import is a ``ValueError`` naming ``spec``."""
+    try:
+        return _import_ref(ref)
+    except Exception as exc:  # noqa: BLE001  (a plugin's import may raise anything)
+        named = f"agent {spec!r}" + (f" ({ref})" if ref != spec else "")
+        raise ValueError(f"cannot import {named}: {_why(exc)}") from None
+
+
+def _why(exc: BaseException) -> str:
+    """``Type: message`` of an exception, on one line."""
+    text = " ".join(str(exc).split())[:300]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _agent_like_class(obj: object) -> bool:
+    """A class whose instances have the protocol's methods (``act`` and ``act_batch``)."""
+    return inspect.isclass(obj) and all(
+        callable(getattr(obj, m, None)) for m in ("act", "act_batch")
+    )
+
+
+def _returns_agent(func: Callable[..., Any]) -> bool:
+    """Whether ``func``'s return annotation names an agent class or the ``Agent`` protocol."""
+    try:
+        ann = inspect.signature(func, eval_str=True).return_annotation
+    except Exception:  # noqa: BLE001  (names that do not resolve: read the text)
+        try:
+            ann = inspect.signature(func).return_annotation
+        except (TypeError, ValueError):
+            return False
+    if ann is Agent or _agent_like_class(ann):
+        return True
+    if isinstance(ann, str):
+        last = ann.strip().strip("'\"").rsplit(".", 1)[-1]
+        return last == "Agent" or last.endswith("Agent")
+    return False
+
+
+def _check_factory(obj: object, ref: str, spec: str, what: str) -> None:
+    """Raise ``ValueError`` unless ``obj`` may be called to make an agent (it is not called).
+
+    An agent factory named by a string is a class with ``act`` and ``act_batch``, or a
+    Python function or method whose return annotation is an agent class or ``Agent``
+    (``def make(seed: int | None) -> MyAgent``). Anything else (``sys:exit``, a builtin,
+    a module, an instance, an unannotated function) is refused before it is called.
+    """
+    if what == "loader":
+        ok = callable(obj)
+    else:
+        target = obj.func if isinstance(obj, functools.partial) else obj
+        ok = _agent_like_class(target) or (
+            (inspect.isfunction(target) or inspect.ismethod(target)) and _returns_agent(target)
+        )
+    if not ok:
+        kind = "a class with act and act_batch, or a function annotated to return an Agent"
+        named = f"agent {spec!r}" + (f" ({ref})" if ref != spec else "")
+        raise ValueError(
+            f"{named} is not an agent {what}: {type(obj).__name__} "
+            f"{echo(getattr(obj, '__qualname__', obj))[:80]} (an agent {what} is {kind})"
+        )
 
 
 @functools.lru_cache(maxsize=64)
@@ -135,29 +215,30 @@ def available() -> list[str]:
     return sorted(_FACTORIES)
 
 
-def _call_factory(factory: Callable[..., Any], seed: int | None) -> Any:
-    """``factory(seed)``, or ``factory()`` for a class or callable that takes no argument."""
+def _call_factory(factory: Callable[..., Any], seed: int | None, spec: str) -> Any:
+    """``factory(seed)``, or ``factory()`` for a class or callable that takes no argument.
+
+    Raises:
+        ValueError: any exception the factory raises, as one line naming ``spec``.
+    """
     try:
         params = inspect.signature(factory).parameters.values()
     except (TypeError, ValueError):  # builtins without a signature: try the seed
-        return factory(seed)
-    takes = [
-        p
-        for p in params
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
-    ]
-    return factory(seed) if takes else factory()
+        params = None
+    takes = params is None or any(
+        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in params
+    )
+    try:
+        return factory(seed) if takes else factory()
+    except ValueError as exc:  # already a clear message (a damaged checkpoint, a bad seed)
+        raise ValueError(f"cannot build agent {spec!r}: {exc}") from exc
+    except Exception as exc:
+        raise ValueError(f"cannot build agent {spec!r}: {_why(exc)}") from exc
 
 
 def _from_reference(spec: str, seed: int | None) -> Any:
-    """The agent a ``"package.module:Class"`` spec makes (imported now)."""
-    try:
-        factory = _import_ref(spec)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"cannot import agent {spec!r}: {exc}") from None
-    if not callable(factory):
-        raise ValueError(f"agent {spec!r} is not a class or factory")
-    return _call_factory(factory, seed)
+    """The agent a ``"package.module:Class"`` spec makes (imported and checked now)."""
+    return _call_factory(_resolve_ref(spec, "factory", spec), seed, spec)
 
 
 def loaders() -> list[str]:
@@ -192,14 +273,18 @@ def make_agent(spec: str | os.PathLike, seed: int | None = None) -> Agent:
 
     Raises:
         ValueError: for an unknown name, a path no loader accepts, a missing or
-            unreadable checkpoint file, or a bad seed (the message lists the registered names).
-        TypeError: when a factory or loader returns something that is not an Agent.
+            unreadable checkpoint file, or a bad seed (the message lists the registered
+            names); a ``"module:attr"`` that is not an agent class or factory (checked
+            before it is called: ``sys:exit`` is refused); and any exception raised while
+            importing a plugin or building the agent (one line naming the spec).
+        TypeError: when a factory or loader returns something that is not an Agent
+            (an ``InputTypeError``: a ``ValueError`` too).
     """
     seed = check_seed(seed)
     if isinstance(spec, str) and spec not in _FACTORIES:
         _load_entry_points()
     if isinstance(spec, str) and spec in _FACTORIES:
-        agent = _call_factory(_resolve_ref(_FACTORIES[spec], "factory"), seed)
+        agent = _call_factory(_resolve_ref(_FACTORIES[spec], "factory", spec), seed, spec)
         what = f"factory of {spec!r}"
     elif isinstance(spec, str) and _REF.fullmatch(spec):
         agent = _from_reference(spec, seed)
@@ -213,17 +298,22 @@ def make_agent(spec: str | os.PathLike, seed: int | None = None) -> Agent:
             raise ValueError(f"unknown agent {echo(str(spec))}; {describe()}")
         if not path.is_file():
             raise ValueError(f"checkpoint {echo(str(spec))} is not a file; {describe()}")
+        load = _resolve_ref(loader, "loader", str(spec))
         try:
-            agent = _resolve_ref(loader, "loader")(path, seed)
+            agent = load(path, seed)
         except OSError as exc:  # an unreadable checkpoint is bad input, not a crash
             raise ValueError(f"cannot read checkpoint {echo(str(spec))}: {exc}") from exc
+        except ValueError:
+            raise
+        except Exception as exc:
+            raise ValueError(f"cannot load checkpoint {echo(str(spec))}: {_why(exc)}") from exc
         what = f"loader of {echo(str(spec))}"
     else:
         raise InputTypeError(
             f"an agent spec is a name or a path, got {type(spec).__name__}; {describe()}"
         )
     if not isinstance(agent, Agent):
-        raise TypeError(f"the {what} returned {type(agent).__name__}, not an Agent")
+        raise InputTypeError(f"the {what} returned {type(agent).__name__}, not an Agent")
     return agent
 
 

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sichuan_env import __version__
-from sichuan_env._cli import path_problem
+from sichuan_env._cli import path_problem, write_atomic
 
 
 def log(msg: str) -> None:
@@ -111,7 +111,7 @@ def write_results(name: str, body: dict[str, Any], path: Path | None) -> dict[st
     out = path or Path("benchmarks/results") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json"
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+        write_atomic(out, json.dumps(doc, indent=2))
     except OSError as exc:
         log(f"cannot write {out}: {exc.strerror or exc}")
         raise SystemExit(1) from None

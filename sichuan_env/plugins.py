@@ -77,7 +77,8 @@ def agent_resolver() -> Callable[[str, int | None], Any]:
 
     Raises:
         ValueError: when no installed distribution declares one (a bare source
-            tree that was never ``pip install``-ed).
+            tree that was never ``pip install``-ed), or when loading it raises anything
+            (a broken plugin: one line naming the entry point), or it is not callable.
     """
     found = [ep for ep in entry_points(group=RESOLVER_GROUP) if ep.name == "agent"]
     if not found:
@@ -85,4 +86,14 @@ def agent_resolver() -> Callable[[str, int | None], Any]:
             "no agent resolver is installed (entry point group "
             f"{RESOLVER_GROUP!r}, name 'agent'): pip install sichuan-env"
         )
-    return found[0].load()
+    try:
+        resolver = found[0].load()
+    except Exception as exc:  # noqa: BLE001  (a plugin's import may raise anything)
+        text = " ".join(str(exc).split())[:300]
+        raise ValueError(
+            f"cannot load the agent resolver {found[0].value!r} (entry point group "
+            f"{RESOLVER_GROUP!r}): {type(exc).__name__}: {text}"
+        ) from None
+    if not callable(resolver):
+        raise ValueError(f"the agent resolver {found[0].value!r} is not callable")
+    return resolver

@@ -22,6 +22,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from sichuan_env._files import save_figure
+
 
 def read_jsonl(path: Path) -> list[dict]:
     """The rows of a metrics file, plain or ``.gz`` (lines that are not JSON are reported, skipped)."""
@@ -96,7 +98,7 @@ def plot(bc: list[dict], ppo: list[dict], out: Path, title: str = "") -> None:
         fig.suptitle(title)
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
+    save_figure(fig, out, dpi=110)
     plt.close(fig)
 
 

@@ -17,17 +17,23 @@ each pair's walls (bootstrap). Beside them the table shows each agent's
 points per hand against the field, and ``ladder.json`` holds the matrix of
 head-to-head points per hand with 95% intervals.
 
-Each pair's per-wall points are written to ``OUT/pairs/A__B.json`` as soon as
-the pair finishes; a rerun with ``--resume`` reuses every pair whose file
-matches the settings (walls, seed, rules) and plays only the rest.
+Each pair's per-wall points are written to ``OUT/pairs/A__B-<digest>.json`` as
+soon as the pair finishes, named by a digest of the pair's identity (the two
+specs and the SHA-256 of each checkpoint file; the readable names are inside
+the file); a rerun with ``--resume`` reuses every pair whose file matches the
+settings (walls, seed, rules) and plays only the rest: a retrained checkpoint
+at the same path is a new pair. An ``--out`` that holds a ladder is refused
+unless ``--resume`` (continue) or ``--overwrite`` (replace) is given.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
+import re
 import sys
 import time
 from itertools import combinations
@@ -39,10 +45,15 @@ from sichuan_env.agents.eval.evaluate import MAX_WALLS, play_duplicate
 from sichuan_env.agents.registry import available, describe, make_agent
 
 from sichuan_env import PRESETS, RuleConfig
-from sichuan_env._cli import int_arg, run
+from sichuan_env._cli import add_overwrite, claim_output_or_exit, fail, int_arg, run
+from sichuan_env._files import save_figure, write_atomic
+from sichuan_env.engine.errors import IllegalActionError
+from sichuan_env.tiles import InputTypeError
 
 FORMAT = 1
 """Version of the pair files and ``ladder.json``."""
+LADDER_FILES = ("pairs", "ladder.json", "ladder.png")
+"""What a ladder writes in ``--out``: ``--resume`` keeps it, ``--overwrite`` removes it first."""
 HANDS_PER_WALL = 8
 """Seat-hands of one agent per wall in a head-to-head match (2 seats x 4 rotations)."""
 
@@ -115,20 +126,64 @@ def _mean_ci(samples: np.ndarray) -> tuple[float, float]:
     return mean, ci
 
 
-def _pair_file(out: Path, a: str, b: str) -> Path:
-    safe = [x.replace(os.sep, "_").replace(":", "_") for x in (a, b)]
-    return out / "pairs" / f"{safe[0]}__{safe[1]}.json"
+SHIPPED = Path(__file__).resolve().parents[1] / "checkpoints"
+"""The shipped checkpoints (``bc`` is ``SHIPPED/bc.pt``), hashed like any other."""
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def agent_identity(spec: str) -> dict[str, Any]:
+    """What identifies an agent in a pair: its spec and the content hash of its checkpoint.
+
+    A spec that is a file (a checkpoint path), or a registered name with a shipped
+    checkpoint, gets the SHA-256 of that file and of its JSON beside it (``x.pt`` and
+    ``x.json``): a retrained ``x.pt`` at the same path is another agent.
+    """
+    path = Path(spec)
+    if not path.is_file():
+        path = SHIPPED / f"{spec}.pt"
+        if "/" in spec or os.sep in spec or not path.is_file():  # no file behind the spec
+            return {"spec": spec}
+    files = [path, path.with_suffix(".json")]
+    return {"spec": spec, "sha256": [_file_sha256(f) for f in files if f.is_file()]}
+
+
+def pair_identity(a: str, b: str) -> dict[str, Any]:
+    """The identity of the pair ``a``, ``b`` (``agent_identity`` of each, in order)."""
+    return {"format": FORMAT, "agents": [agent_identity(a), agent_identity(b)]}
+
+
+def _pair_file(out: Path, a: str, b: str, identity: dict[str, Any]) -> Path:
+    """``OUT/pairs/<readable prefix>-<digest>.json``: named by a digest of the pair's identity.
+
+    The prefix (each spec's last path part, at most 24 safe characters) is for people;
+    the digest (SHA-256 of the identity, 20 hex digits) tells pairs apart, so any two specs
+    (long paths, ``p/bc.pt`` and ``p_bc.pt``) get different files of a bounded name length.
+    """
+    key = json.dumps(identity, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    digest = hashlib.sha256(key).hexdigest()[:20]
+    safe = [re.sub(r"[^A-Za-z0-9_.-]", "_", Path(x).name or x)[:24] for x in (a, b)]
+    return out / "pairs" / f"{safe[0]}__{safe[1]}-{digest}.json"
 
 
 def _settings(walls: int, seed: int, rules: RuleConfig) -> dict[str, Any]:
     return {"format": FORMAT, "walls": walls, "seed": seed, "rules": rules.to_dict()}
 
 
-def load_pair(path: Path, a: str, b: str, settings: dict[str, Any]) -> np.ndarray | None:
+def load_pair(
+    path: Path, a: str, b: str, settings: dict[str, Any], identity: dict[str, Any] | None = None
+) -> np.ndarray | None:
     """A finished pair's per-wall points, or None when the file is missing or other settings'.
 
     Raises:
-        ValueError: a file that is not a pair file of this ladder (damaged or hand-edited).
+        ValueError: a file that is not a pair file of this ladder (damaged or hand-edited),
+            or of another pair (its ``identity`` differs from ``identity``).
     """
     if not path.is_file():
         return None
@@ -140,6 +195,8 @@ def load_pair(path: Path, a: str, b: str, settings: dict[str, Any]) -> np.ndarra
         raise ValueError(f"{path}: not a pair file ({exc})") from None
     if not isinstance(doc, dict) or doc.get("agents") != [a, b]:
         raise ValueError(f"{path}: not the pair {a} / {b}")
+    if identity is not None and doc.get("identity") != identity:
+        raise ValueError(f"{path}: not the pair {a} / {b} (other agents or checkpoints)")
     if {k: doc.get(k) for k in settings} != settings:
         return None  # other walls, seed or rules: played again
     pts = doc.get("points")
@@ -153,11 +210,9 @@ def load_pair(path: Path, a: str, b: str, settings: dict[str, Any]) -> np.ndarra
 
 
 def _save_json(path: Path, doc: dict[str, Any]) -> None:
-    """Write ``doc`` to ``path`` through a temporary file (a crash never leaves half a file)."""
+    """Write ``doc`` to ``path`` whole or not at all (``write_atomic``: a unique temporary name)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(doc, indent=1) + "\n")
 
 
 def play_pair(
@@ -234,10 +289,10 @@ def plot_ladder(summary: dict[str, Any], path: Path, title: str) -> None:
     ax.set_xlabel("Bradley-Terry rating (log-odds of winning a wall), 95% bootstrap interval")
     ax.set_title(title)
     fig.tight_layout()
-    tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    os.replace(tmp, path)
+    try:
+        save_figure(fig, path, dpi=110)  # a unique temporary name: two ladders never collide
+    finally:
+        plt.close(fig)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -256,6 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preset", default="xuezhan", choices=sorted(PRESETS), help="rule preset")
     p.add_argument("--out", type=Path, required=True, help="folder of the pair files and results")
     p.add_argument("--resume", action="store_true", help="keep the pairs already played")
+    add_overwrite(p, "ladder")
     p.add_argument("--anchor", default="heuristic", help="the agent rated 0 (when it plays)")
     p.add_argument("--boot", type=int_arg(20, 10_000), default=200, help="bootstrap samples")
     p.add_argument(
@@ -275,10 +331,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         p.error("--agents needs at least two distinct agents")
     if args.out.exists() and not args.out.is_dir():
         p.error(f"--out: {args.out} is not a folder")
-    if args.out.is_dir() and any((args.out / "pairs").glob("*.json")) and not args.resume:
-        p.error(
-            f"--out: {args.out} holds pairs already; pass --resume to continue, or a new folder"
-        )
     if args.ray is not None and not args.ray.strip():
         p.error("--ray needs 'local' or a cluster address")
     try:
@@ -286,15 +338,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             make_agent(spec, seed=args.seed)
     except (ValueError, TypeError) as exc:
         p.error(f"--agents: {exc}")
+    claim_output_or_exit(p, "--out", args.out, LADDER_FILES, resume=args.resume,
+                         overwrite=args.overwrite, what="ladder")  # fmt: skip
     rules = RuleConfig.preset(args.preset)
     settings = _settings(args.walls, args.seed, rules)
     todo = list(combinations(agents, 2))
     pairs: dict[tuple[str, str], np.ndarray] = {}
     t0 = time.perf_counter()
     for n, (a, b) in enumerate(todo, 1):
-        path = _pair_file(args.out, a, b)
+        identity = pair_identity(a, b)
+        path = _pair_file(args.out, a, b, identity)
         try:
-            done = load_pair(path, a, b, settings) if args.resume else None
+            done = load_pair(path, a, b, settings, identity) if args.resume else None
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             raise SystemExit(1) from None
@@ -302,11 +357,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             if not args.quiet:
                 print(f"[{n}/{len(todo)}] {a} vs {b}", file=sys.stderr, flush=True)
             start = time.perf_counter()
-            done = play_pair(
-                a, b, args.walls, args.seed, rules, not args.quiet, args.ray, args.workers
-            )
-            _save_json(path, {"agents": [a, b], **settings, "points": done.tolist(),
-                              "seconds": time.perf_counter() - start})  # fmt: skip
+            try:
+                done = play_pair(
+                    a, b, args.walls, args.seed, rules, not args.quiet, args.ray, args.workers
+                )
+            except (IllegalActionError, InputTypeError) as exc:  # a bad answer: one line
+                fail(p.prog, exc)
+            _save_json(path, {"agents": [a, b], "identity": identity, **settings,
+                              "points": done.tolist(), "seconds": time.perf_counter() - start})  # fmt: skip
         pairs[(a, b)] = done
     anchor = args.anchor if args.anchor in agents else None
     summary = summarize_ladder(agents, pairs, anchor, args.boot)

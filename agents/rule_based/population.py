@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     """CLI: print the population's duplicate tables (and write JSON with ``--json``)."""
     from sichuan_env.agents.eval.match_stats import print_table
 
-    from sichuan_env._cli import int_arg, path_problem
+    from sichuan_env._cli import int_arg, path_problem, write_atomic
 
     p = argparse.ArgumentParser(prog="python -m sichuan_env.agents.rule_based.population", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
@@ -272,11 +272,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{name} ({args.walls} walls x 4 rotations)")
         print_table(summary)
     if args.json is not None:
-        args.json.write_text(
-            json.dumps({"walls": args.walls, "seed": args.seed, **tables}, indent=1)
+        write_atomic(
+            args.json, json.dumps({"walls": args.walls, "seed": args.seed, **tables}, indent=1)
         )
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from sichuan_env._cli import run
+
+    sys.exit(run(main, "python -m sichuan_env.agents.rule_based.population"))

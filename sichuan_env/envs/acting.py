@@ -16,7 +16,9 @@ way the agent wants to be called (``sichuan_env.agents.base`` has the protocol):
 
 with observations in the agent's own ``obs_version``, encoded once per step
 and version. ``SeatMemory`` is the host's side of ``keys`` and ``starts``:
-it remembers which (table, seat) pairs have begun a new hand.
+it remembers which (table, seat) pairs have begun a new hand. Every answer is
+checked before a host sees it (``check_answer``): one integral, finite action
+per row, legal under its mask, else an error naming the agent and the rows.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from typing import Any
 import numpy as np
 
 from ..encoding.registry import get as get_obs_version
+from ..engine.errors import IllegalActionError
 from ..engine.state import STATE_DTYPE
 from ..rules.config import RuleConfig, kernel_rules
+from ..tiles import InputTypeError
 
 
 class SeatMemory:
@@ -131,11 +135,83 @@ class Decisions:
         return self._obs[version]
 
 
+def _agent_name(agent: Any) -> str:
+    name = getattr(agent, "name", None)
+    return repr(name if isinstance(name, str) else type(agent).__name__)[:80]
+
+
+def _rows_text(bad: np.ndarray, rows: np.ndarray | None) -> str:
+    """``rows [3, 7, ...]`` of ``decisions`` (the asked rows' own indices)."""
+    where = bad if rows is None else rows[bad]
+    shown = ", ".join(str(int(r)) for r in where[:5]) + (", ..." if len(where) > 5 else "")
+    return f"row{'s' if len(where) > 1 else ''} [{shown}]"
+
+
+def check_answer(
+    agent: Any, got: object, masks: np.ndarray, rows: np.ndarray | None = None
+) -> np.ndarray:
+    """``agent``'s answer ``got`` for ``masks`` as ``int64[N]``, after checking it whole.
+
+    Every host asks through ``ask`` / ``ask_one``, which call this: an agent's answer is one
+    action per row (``N`` values; a scalar for one row), of an integer dtype or floats with
+    integral values, finite, and legal under that row's mask. ``rows`` (the decisions'
+    indices of the asked rows) only name the offending rows in messages.
+
+    Raises:
+        TypeError: an answer that is not numbers (strings, objects, booleans, complex): an
+            ``InputTypeError``, a ``ValueError`` too.
+        IllegalActionError: the wrong count, non-finite or non-integral values, or actions
+            outside 0..87 or not legal under the mask; the message names the agent and
+            the offending rows (a ``ValueError``).
+    """
+    n = masks.shape[0]
+    who = f"agent {_agent_name(agent)}"
+    try:
+        a = np.asarray(got)
+    except Exception as exc:  # noqa: BLE001  (an answer of any type)
+        raise InputTypeError(
+            f"{who} answered {type(got).__name__}, not action ids: {exc}"
+        ) from None
+    if a.dtype == np.bool_ or not (
+        np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)
+    ):
+        raise InputTypeError(f"{who} answered {a.dtype} values, not integer action ids")
+    if a.size != n or a.ndim > 2 or (a.ndim == 2 and a.shape[1] != 1):
+        raise IllegalActionError(
+            f"{who} answered shape {a.shape} for {n} decision{'s' * (n != 1)} (one action a row)"
+        )
+    a = a.reshape(n)
+    if np.issubdtype(a.dtype, np.floating):
+        with np.errstate(invalid="ignore"):
+            bad = np.flatnonzero(~np.isfinite(a) | (a != np.round(a)) | (np.abs(a) > 2**31))
+        if bad.size:
+            raise IllegalActionError(
+                f"{who} answered non-integral or non-finite actions {a[bad[:5]].tolist()} at "
+                f"{_rows_text(bad, rows)}"
+            )
+    out = a.astype(np.int64)  # a copy: the agent's array is not handed on
+    inside = (out >= 0) & (out < masks.shape[1])
+    legal = inside.copy()
+    legal[inside] = masks[np.flatnonzero(inside), out[inside]] == 1
+    bad = np.flatnonzero(~legal)
+    if bad.size:
+        raise IllegalActionError(
+            f"{who} answered actions {out[bad[:5]].tolist()} that are not legal at "
+            f"{_rows_text(bad, rows)}"
+        )
+    return out
+
+
 def ask(agent: Any, decisions: Decisions, rows: np.ndarray | None = None) -> np.ndarray:
     """``agent``'s actions (``int64``) for ``rows`` of ``decisions`` (default: every row).
 
+    The answer is checked whole (``check_answer``) before it is returned, for every agent.
+
     Raises:
         ValueError: a stateful agent asked without a ``SeatMemory``.
+        TypeError: an answer that is not numbers.
+        IllegalActionError: the wrong count, non-integral, non-finite or illegal actions
+            (the message names the agent and the rows).
     """
     if rows is None:  # every row: views, no copies
         idx: Any = slice(None)
@@ -159,10 +235,10 @@ def ask(agent: Any, decisions: Decisions, rows: np.ndarray | None = None) -> np.
             keys, starts = decisions.memory.take(decisions.tables[idx], decisions.seats[idx])
             got = agent.act_stateful(obs, masks, keys, starts)
         elif n == 1 and callable(getattr(agent, "act", None)):
-            return np.array([agent.act(obs[0], masks[0])], dtype=np.int64)  # single-decision path
+            got = agent.act(obs[0], masks[0])  # the single-decision path
         else:
             got = agent.act_batch(obs, masks)
-    return np.asarray(got, dtype=np.int64).reshape(n)
+    return check_answer(agent, got, masks, None if rows is None else idx)
 
 
 def ask_one(agent: Any, state: np.void | np.ndarray, mask: np.ndarray, rules: RuleConfig,
@@ -192,4 +268,7 @@ def ask_one(agent: Any, state: np.void | np.ndarray, mask: np.ndarray, rules: Ru
     spec = get_obs_version(agent.obs_version)
     obs = np.zeros(spec.shape(False), dtype=np.uint8)
     spec.encode_at(states, 0, int(seat), False, kernel_rules(rules), obs)
-    return int(agent.act(obs, mask))
+    got = agent.act(obs, mask)
+    if type(got) is int and 0 <= got < len(mask) and mask[got] == 1:  # the common case, fast
+        return got
+    return int(check_answer(agent, got, np.asarray(mask).reshape(1, -1))[0])

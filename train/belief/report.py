@@ -49,6 +49,7 @@ from sichuan_env.train.belief.predictions import PredictionTable, load_predictio
 from sichuan_env.train.data.dataset import EventTable, iter_batches, read_meta
 
 from sichuan_env._cli import dir_problem, int_arg, path_problem, run
+from sichuan_env._files import save_figure, write_atomic
 
 Preds = dict[str, dict[str, np.ndarray]]
 """``{head: {predictor: probabilities}}`` of one batch."""
@@ -260,7 +261,7 @@ def plot(data: dict[str, Any], report: dict[str, Any], out_dir: Path) -> list[Pa
     paths = [out_dir / "belief_roc.png", out_dir / "belief_calibration.png"]
     for fig, path in zip((roc_fig, cal_fig), paths, strict=True):
         fig.tight_layout()
-        fig.savefig(path, dpi=90)
+        save_figure(fig, path, dpi=90)
         plt.close(fig)
     return paths
 
@@ -359,7 +360,7 @@ def write_report(args: argparse.Namespace, data: dict[str, Any], report: dict[st
               f"[{c['lo']:+.4f}, {c['hi']:+.4f}] (95%, {c['boot']} bootstraps over hands)")  # fmt: skip
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        write_atomic(args.json, json.dumps(report, indent=1) + "\n")
     if args.plots:
         for path in plot(data, report, args.plots):
             print(f"wrote {path}")

@@ -70,6 +70,7 @@ from sichuan_env.train.belief.batches import (
 )
 from sichuan_env.train.common import (
     BEST,
+    RUN_FILES,
     MetricLog,
     check_counters,
     check_optimizer,
@@ -80,7 +81,18 @@ from sichuan_env.train.common import (
 )
 from sichuan_env.train.data.dataset import EventTable, check_compatible, read_meta, shards
 
-from sichuan_env._cli import MAX_SEED, dir_problem, fail, float_arg, int_arg, path_problem, run
+from sichuan_env._cli import (
+    MAX_SEED,
+    add_overwrite,
+    claim_output_or_exit,
+    dir_problem,
+    fail,
+    float_arg,
+    int_arg,
+    path_problem,
+    run,
+)
+from sichuan_env._files import write_atomic
 
 PROG = "sichuan_env.train.belief.train"
 COUNTERS = {"step": int, "epoch": int, "shard": int, "batch": int, "best": BEST, "wall": float}
@@ -179,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mixed-rules", action="store_true",
                    help="train on --data folders played under different rules")  # fmt: skip
     p.add_argument("--resume", action="store_true", help="continue run/last.pt")
+    add_overwrite(p, "run")
     p.add_argument("--ship", type=Path, help="also write the best network here, float16")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
@@ -207,8 +220,8 @@ def save_progress(
         if ship:
             save_belief(ship, net, info, dtype="float16")
     save_belief(run_dir / "last.pt", net, info)
-    torch.save({"optimizer": opt.state_dict(), "counters": counters}, run_dir / "state.tmp")
-    (run_dir / "state.tmp").replace(run_dir / "state.pt")
+    state = {"optimizer": opt.state_dict(), "counters": counters}
+    write_atomic(run_dir / "state.pt", lambda f: torch.save(state, f))
 
 
 def new_net(args: argparse.Namespace) -> BeliefNet:
@@ -243,8 +256,8 @@ def make_optimizer(net: BeliefNet, args: argparse.Namespace) -> torch.optim.Opti
 def _start(args: argparse.Namespace, p: argparse.ArgumentParser) -> tuple:
     """``(net, optimizer, counters)``: resumed from ``--run`` or new."""
     run_dir: Path = args.run
-    if not args.resume and (run_dir / "last.pt").exists():
-        p.error(f"{run_dir} holds a run already: --resume it or choose another --run")
+    claim_output_or_exit(p, "--run", run_dir, RUN_FILES, resume=args.resume,
+                         overwrite=args.overwrite, what="run")  # fmt: skip
     try:
         if args.resume:
             if not (run_dir / "last.pt").is_file():

@@ -37,7 +37,8 @@ from sichuan_env.agents.eval.evaluate import block_seed, make_lineup_agents
 from sichuan_env.train.data.schema import FORMAT, LABEL_SHAPES, decision_schema
 
 from sichuan_env import PRESETS, RuleConfig
-from sichuan_env._cli import dir_problem, int_arg, run
+from sichuan_env._cli import add_overwrite, claim_output_or_exit, dir_problem, int_arg, run
+from sichuan_env._files import owned_entries, write_atomic
 from sichuan_env.encoding.events import VOCAB_SIZE, event_sequences
 from sichuan_env.encoding.registry import get as get_obs_version
 from sichuan_env.encoding.registry import versions
@@ -45,6 +46,8 @@ from sichuan_env.envs.acting import Decisions, SeatMemory, ask
 from sichuan_env.envs.vector import VectorEnv
 
 MAX_HANDS = 10_000_000
+DATASET_FILES = ("dataset.json", "decisions", ".parts", "records.jsonl", "games.parquet")
+"""What a dataset folder holds: ``--overwrite`` removes these (and only these) first."""
 
 
 def generate(
@@ -85,8 +88,11 @@ def generate(
         raise ValueError(f"parts must be in 1..hands ({hands}), got {parts!r}")
     make_lineup_agents(list(lineup), seed)  # checks the lineup before any file is written
     out = Path(out)
-    if any((out / name).exists() for name in ("dataset.json", "decisions", ".parts")):
-        raise ValueError(f"{out} holds a dataset (or a part of one) already: choose another --out")
+    if owned_entries(out, DATASET_FILES):
+        raise ValueError(
+            f"{out} holds a dataset (or a part of one) already: pass --overwrite to replace it, "
+            "or choose another --out"
+        )
     t0 = time.perf_counter()
     common = {
         "lineup": list(lineup), "rules": rules, "obs_version": obs_version,
@@ -120,7 +126,7 @@ def generate(
         "command": command,
         "columns": [f.name for f in decision_schema(1)],
     }
-    (out / "dataset.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    write_atomic(out / "dataset.json", json.dumps(meta, indent=1) + "\n")  # the folder is whole
     return meta
 
 
@@ -166,7 +172,8 @@ def _merge_parts(out: Path, folders: list[Path]) -> None:
                 k += 1
             records.write((folder / "records.jsonl").read_bytes())
             games.append(pq.read_table(folder / "games.parquet"))
-    pq.write_table(pa.concat_tables(games), out / "games.parquet")
+    table = pa.concat_tables(games)
+    write_atomic(out / "games.parquet", lambda f: pq.write_table(table, f))
     shutil.rmtree(out / ".parts")
 
 
@@ -266,7 +273,8 @@ def generate_part(
                 del steps[step]
             k += 1
     writer.close()
-    pq.write_table(pa.Table.from_pylist(games), out / "games.parquet")
+    table = pa.Table.from_pylist(games)
+    write_atomic(out / "games.parquet", lambda f: pq.write_table(table, f))
     return {"decisions": writer.rows, "shards": writer.count}
 
 
@@ -317,7 +325,8 @@ class _ShardWriter:
                     )
                 )
         table = pa.Table.from_arrays(arrays, schema=self.schema)
-        pq.write_table(table, self.out / "decisions" / f"part-{self.count:05d}.parquet")
+        path = self.out / "decisions" / f"part-{self.count:05d}.parquet"
+        write_atomic(path, lambda f: pq.write_table(table, f))
         self.rows += self.buffered
         self.count += 1
         self.buffered = 0
@@ -343,6 +352,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--shard-rows", type=int_arg(1000, 10_000_000), default=200_000)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--quiet", action="store_true")
+    add_overwrite(p, "dataset")
     p.add_argument(
         "--parts", type=int_arg(1, MAX_HANDS), default=None,
         help="independent parts (default: 1, or --workers with --ray); the rows depend on it",
@@ -361,6 +371,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         except ValueError as exc:
             p.error(f"--ray: {exc}")
     parts = args.parts or (args.workers if args.ray else 1)
+    claim_output_or_exit(p, "--out", args.out, DATASET_FILES, resume=None,
+                         overwrite=args.overwrite, what="dataset")  # fmt: skip
     try:
         meta = generate(
             args.lineup,

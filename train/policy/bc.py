@@ -43,6 +43,7 @@ from sichuan_env.agents.nn.torch_agent import load_network
 from sichuan_env.agents.registry import make_agent
 from sichuan_env.train.common import (
     BEST,
+    RUN_FILES,
     MetricLog,
     command_line,
     git_commit,
@@ -52,7 +53,16 @@ from sichuan_env.train.common import (
 )
 
 from sichuan_env import PRESETS, RuleConfig
-from sichuan_env._cli import MAX_SEED, dir_problem, fail, float_arg, int_arg, run
+from sichuan_env._cli import (
+    MAX_SEED,
+    add_overwrite,
+    claim_output_or_exit,
+    dir_problem,
+    fail,
+    float_arg,
+    int_arg,
+    run,
+)
 from sichuan_env.envs.acting import Decisions, SeatMemory, ask
 from sichuan_env.envs.vector import VectorEnv
 
@@ -205,6 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int_arg(1, 1024), default=2, help="torch threads")
     p.add_argument("--seed", type=int_arg(0, MAX_SEED), default=0)
     p.add_argument("--resume", action="store_true", help="continue run/last.pt")
+    add_overwrite(p, "run")
     p.add_argument(
         "--init", type=Path, default=None, help="start from this policy checkpoint (.pt + .json)"
     )
@@ -248,6 +259,9 @@ def main(argv: list[str] | None = None) -> dict:
     def make_opt(net: PolicyNet) -> torch.optim.Optimizer:
         return torch.optim.Adam(net.parameters(), lr=args.lr)
 
+    # an existing run: --resume continues it, --overwrite replaces it, else refused
+    claim_output_or_exit(p, "--run", args.run, RUN_FILES, resume=args.resume,
+                         overwrite=args.overwrite, what="run")  # fmt: skip
     if args.resume:
         try:
             net, opt, counters, _ = load_run(args.run, make_opt, counters=COUNTERS, method="bc")

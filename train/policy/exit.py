@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shutil
 import sys
 import time
@@ -38,10 +39,22 @@ from pathlib import Path
 from typing import Any
 
 from sichuan_env import RuleConfig
-from sichuan_env._cli import MAX_SEED, dir_problem, fail, float_arg, int_arg, run
+from sichuan_env._cli import (
+    MAX_SEED,
+    add_overwrite,
+    claim_output_or_exit,
+    dir_problem,
+    fail,
+    float_arg,
+    int_arg,
+    run,
+    write_atomic,
+)
 
 PROG = "sichuan_env.train.policy.exit"
 STAGES = ("labels", "fit", "eval")
+RUN_FILES = ("exit.json", "round-*")
+"""What the driver writes in ``--run`` (``--overwrite`` removes these first)."""
 SETTINGS = ("init", "hands", "samples", "p_label", "claims", "rollout", "pool", "aggregate", "epochs",
             "lr", "objective", "margins", "select_walls", "eval_walls", "anchor_decisions", "seed")  # fmt: skip
 """The arguments a resumed run must keep (``--rounds`` and ``--threads`` may change)."""
@@ -52,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0], prog=PROG)
     p.add_argument("--run", type=Path, required=True, help="the run's directory")
     p.add_argument("--resume", action="store_true", help="continue the run in --run")
+    add_overwrite(p, "expert-iteration run")
     p.add_argument("--rounds", type=int_arg(1, 1000), default=3, help="rounds to have finished (3)")
     p.add_argument("--init", default="distill", help="round 0's network: a prior policy checkpoint or a shipped name (distill)")  # fmt: skip
     p.add_argument("--hands", type=int_arg(1, 10**7), default=8192, help="hands labelled per round (8192)")  # fmt: skip
@@ -95,11 +109,15 @@ def network_of(run_dir: Path, settings: dict, k: int) -> Path:
     return run_dir / f"round-{k:02d}" / "fit" / "distilled.pt"
 
 
-def read_state(run_dir: Path) -> dict[str, Any]:
-    """``RUN/exit.json``, checked: ``settings`` and ``rounds`` (a list of per-round dicts).
+def read_state(run_dir: Path, defaults: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``RUN/exit.json``, checked whole (``check_state``) before any of it is used.
+
+    Args:
+        run_dir: the run folder.
+        defaults: the parser's defaults, the types the settings must have.
 
     Raises:
-        ValueError: missing, unreadable, too large or malformed.
+        ValueError: missing, unreadable, too large or malformed (the message names the key).
     """
     f = run_dir / "exit.json"
     try:
@@ -108,20 +126,93 @@ def read_state(run_dir: Path) -> dict[str, Any]:
         doc = json.loads(f.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ValueError(f"{f} cannot be read: {exc}") from None
-    if not (isinstance(doc, dict) and isinstance(doc.get("settings"), dict)
-            and isinstance(doc.get("rounds"), list) and all(isinstance(r, dict) for r in doc["rounds"])):  # fmt: skip
-        raise ValueError(f"{f} is not an expert-iteration state (settings, rounds)")
-    for i, r in enumerate(doc["rounds"]):
-        if r.get("round") != i + 1 or not isinstance(r.get("done"), list):
-            raise ValueError(f"{f}: round entry {i} is malformed")
+    check_state(doc, f, defaults)
     return doc
 
 
+def check_state(doc: object, f: Path, defaults: dict[str, Any] | None = None) -> None:
+    """Raise ``ValueError`` unless ``doc`` is a whole expert-iteration state (keys and types).
+
+    ``{"settings": {...}, "rounds": [...]}`` and nothing else; each setting of ``SETTINGS``
+    present has its default's type; round ``i`` is ``{"round": i + 1, "done": [...],
+    "seconds": {...}}`` with ``done`` a prefix of ``STAGES`` (only the last round may be
+    unfinished), a finite time >= 0 per stage done, each done stage's results
+    (``_RESULTS``) present, and every result present of the right types.
+    """
+    if not isinstance(doc, dict) or set(doc) != {"settings", "rounds"}:
+        raise ValueError(f"{f} is not an expert-iteration state (settings, rounds)")
+    settings, rounds = doc["settings"], doc["rounds"]
+    if not isinstance(settings, dict) or not isinstance(rounds, list):
+        raise ValueError(f"{f}: settings must be an object and rounds a list")
+    for key, value in settings.items():
+        if key not in SETTINGS:
+            raise ValueError(f"{f}: unknown setting {str(key)[:40]!r}")
+        if defaults is not None and not _same_type(value, defaults[key]):
+            raise ValueError(
+                f"{f}: setting {key!r} is {str(value)[:40]!r}, not like {defaults[key]!r}"
+            )
+    for i, r in enumerate(rounds):
+        where = f"{f}: round entry {i} is malformed"
+        if not isinstance(r, dict) or r.get("round") != i + 1:
+            raise ValueError(f"{where}: it is not round {i + 1}")
+        done = r.get("done")
+        if not isinstance(done, list) or done != list(STAGES[: len(done)]):
+            raise ValueError(f"{where}: 'done' must list stages of {list(STAGES)} in order")
+        if i < len(rounds) - 1 and len(done) != len(STAGES):
+            raise ValueError(f"{where}: it is unfinished but a later round exists")
+        seconds = r.get("seconds")
+        if (
+            not isinstance(seconds, dict)
+            or not set(done) <= set(seconds) <= set(STAGES)
+            or not all(_number(v) and v >= 0 for v in seconds.values())
+        ):
+            raise ValueError(f"{where}: 'seconds' must give a time >= 0 for each stage done")
+        for stage, results in _RESULTS.items():  # a stage to be run again may keep old results
+            for key, check in results.items():
+                if (stage in done or key in r) and not (key in r and check(r[key])):
+                    raise ValueError(f"{where}: {key!r} (stage {stage}) is missing or malformed")
+        allowed = {"round", "done", "seconds", *(k for v in _RESULTS.values() for k in v)}
+        extra = sorted(str(k)[:40] for k in set(r) - allowed)
+        if extra:
+            raise ValueError(f"{where}: unexpected keys {extra[:5]}")
+
+
+def _number(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _count(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _same_type(value: object, default: object) -> bool:
+    if isinstance(default, bool) or isinstance(value, bool):
+        return type(value) is type(default)
+    if isinstance(default, (int, float)):
+        return _number(value) and (isinstance(value, int) or isinstance(default, float))
+    if isinstance(default, list):
+        return isinstance(value, list) and all(_number(x) for x in value)
+    return isinstance(value, type(default))
+
+
+def _match(v: object) -> bool:
+    keys = ("points_per_hand", "ci95", "win_rate", "deal_in_rate", "walls", "seed")
+    return isinstance(v, dict) and all(_number(v.get(k)) for k in keys)
+
+
+_RESULTS: dict[str, dict[str, Any]] = {
+    "labels": {"labels": lambda v: isinstance(v, dict) and all(
+        _count(v.get(k)) for k in ("shards", "new_rows")) and _count(v.get("rows", 0))},
+    "fit": {"fit": lambda v: isinstance(v, dict) and _number(v.get("margin"))
+            and isinstance(v.get("selection"), dict)},
+    "eval": {"vs_heuristic": _match, "vs_previous": _match},
+}  # fmt: skip
+"""What each finished stage records in its round's entry, and the check of each."""
+
+
 def write_state(run_dir: Path, doc: dict) -> None:
-    """Write ``RUN/exit.json`` whole, then rename it into place."""
-    tmp = run_dir / "exit.json.tmp"
-    tmp.write_text(json.dumps(doc, indent=1))
-    tmp.replace(run_dir / "exit.json")
+    """Write ``RUN/exit.json`` whole or not at all (``write_atomic``)."""
+    write_atomic(run_dir / "exit.json", json.dumps(doc, indent=1))
 
 
 def match(new: Path, other: str | Path, walls: int, seed: int) -> dict[str, float]:
@@ -206,7 +297,8 @@ def report(doc: dict) -> None:
     for r in doc["rounds"]:
         cell = [f"{r[k]['points_per_hand']:+.3f} ± {r[k]['ci95']:.3f}" if k in r else "-"
                 for k in ("vs_heuristic", "vs_previous")]  # fmt: skip
-        rows = r.get("labels", {}).get("new_rows", "-")
+        labels = r.get("labels", {})
+        rows = labels.get("rows", labels.get("new_rows", "-"))  # on disk (older states: new)
         margin = r.get("fit", {}).get("margin", "-")
         t.add_row(str(r["round"]), f"{len(r['done'])}/{len(STAGES)}", str(rows), str(margin), *cell,
                   f"{sum(r['seconds'].values()) / 60:.1f}")  # fmt: skip
@@ -221,14 +313,14 @@ def main(argv: list[str] | None = None) -> dict:
     if problem:
         p.error(f"--run: {problem}")
     settings = {k: getattr(args, k) for k in SETTINGS}
-    if (args.run / "exit.json").exists():
-        if not args.resume:
-            p.error(f"{args.run} holds an expert-iteration run: pass --resume to continue it")
+    held = claim_output_or_exit(p, "--run", args.run, RUN_FILES, resume=args.resume,
+                                overwrite=args.overwrite, what="expert-iteration run")  # fmt: skip
+    if held and (args.run / "exit.json").exists():
+        defaults = vars(p.parse_args(["--run", str(args.run)]))  # keys newer than the run
         try:
-            doc = read_state(args.run)
+            doc = read_state(args.run, defaults)
         except ValueError as exc:
             fail(PROG, exc)
-        defaults = vars(p.parse_args(["--run", str(args.run)]))  # keys newer than the run
         doc["settings"] = {k: doc["settings"].get(k, defaults[k]) for k in SETTINGS}
         if doc["settings"] != settings:
             diff = sorted(k for k in settings if doc["settings"].get(k) != settings[k])

@@ -54,12 +54,13 @@ from sichuan_env.train.policy.search_labels import (
     FIELDS,
     missing_shards,
     open_label_dir,
+    rows_on_disk,
     seed_of,
     write_shard,
 )
 
 from sichuan_env import RuleConfig
-from sichuan_env._cli import dir_problem, fail, float_arg, int_arg, run
+from sichuan_env._cli import add_overwrite, dir_problem, fail, float_arg, int_arg, run
 from sichuan_env._jit import njit
 from sichuan_env.engine.state import PH_CLAIM, PH_ROB, PH_TURN, STATE_DTYPE
 from sichuan_env.envs.vector import VectorEnv
@@ -279,6 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int_arg(0, 2**31 - 1), default=0)
     p.add_argument("--threads", type=int_arg(1, 256), default=2, help="numba and torch threads")
     p.add_argument("--resume", action="store_true", help="keep existing shards, make the rest")
+    add_overwrite(p, "label set")
     return p
 
 
@@ -309,7 +311,7 @@ def main(argv: list[str] | None = None) -> dict:
     settings["net_sha256"] = net_sha
     open_label_dir(p, args.out, settings, args.hands, args.shard_hands, args.resume,
                    {"net": str(args.net), "format": "search_labels"},
-                   "other settings or another network")  # fmt: skip
+                   "other settings or another network", args.overwrite)  # fmt: skip
     n_shards = -(-args.hands // args.shard_hands)
     rows = decisions = 0
     t0 = time.time()
@@ -321,8 +323,9 @@ def main(argv: list[str] | None = None) -> dict:
         write_shard(args.out, s, part)
         rows += len(part["obs"])
         decisions += dec
-    summary = {"shards": n_shards, "new_rows": rows, "decisions_played": decisions,
-               "seconds": round(time.time() - t0, 1)}  # fmt: skip
+    # "rows": every row on disk (a resumed run's earlier shards too), "new_rows": this call's
+    summary = {"shards": n_shards, "new_rows": rows, **rows_on_disk(PROG, args.out),
+               "decisions_played": decisions, "seconds": round(time.time() - t0, 1)}  # fmt: skip
     print(json.dumps(summary))
     return summary
 

@@ -71,6 +71,7 @@ from sichuan_env.agents.registry import make_agent
 from sichuan_env.agents.rule_based.heuristic import HeuristicAgent
 from sichuan_env.train.common import (
     BEST,
+    RUN_FILES,
     MetricLog,
     command_line,
     evaluate_vs_heuristic,
@@ -84,7 +85,16 @@ from sichuan_env.train.policy.ppo_loss import ppo_update
 from sichuan_env.train.policy.rollout import Buffer, Collector, gae
 
 from sichuan_env import PRESETS, RuleConfig
-from sichuan_env._cli import MAX_SEED, dir_problem, fail, float_arg, int_arg, run
+from sichuan_env._cli import (
+    MAX_SEED,
+    add_overwrite,
+    claim_output_or_exit,
+    dir_problem,
+    fail,
+    float_arg,
+    int_arg,
+    run,
+)
 from sichuan_env.encoding.registry import get as get_obs_version
 from sichuan_env.envs.vector import VectorEnv
 
@@ -146,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     a("--threads", type=int_arg(1, 1024), default=2, help="torch threads")
     a("--seed", type=int_arg(0, MAX_SEED), default=0)
     a("--resume", action="store_true")
+    add_overwrite(p, "run")
     a("--tensorboard", action="store_true")
     a("--quiet", action="store_true")
     a("--ray", default=None, metavar="ADDRESS", help="rollouts on Ray workers ('local' or host:port)")  # fmt: skip
@@ -180,6 +191,9 @@ def _check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error("--kl-ref-gain needs --kl-ref")
     if not 1 <= args.workers <= args.envs:
         p.error("--workers must be in 1..--envs")
+    # last: an existing run is continued (--resume), replaced (--overwrite) or refused
+    claim_output_or_exit(p, "--run", args.run, RUN_FILES, resume=args.resume,
+                         overwrite=args.overwrite, what="run")  # fmt: skip
 
 
 def initial_net(args: argparse.Namespace) -> PolicyNet:

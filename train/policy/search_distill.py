@@ -45,6 +45,7 @@ from sichuan_env.agents.registry import make_agent
 from sichuan_env.agents.search.rollout import MAX_CANDIDATES
 from sichuan_env.train.common import (
     BEST,
+    RUN_FILES,
     MetricLog,
     command_line,
     git_commit,
@@ -64,7 +65,17 @@ from sichuan_env.train.policy.distill_objective import (
 from sichuan_env.train.policy.search_labels import load_labels, read_label_meta
 
 from sichuan_env import RuleConfig
-from sichuan_env._cli import MAX_SEED, dir_problem, fail, float_arg, int_arg, run
+from sichuan_env._cli import (
+    MAX_SEED,
+    add_overwrite,
+    claim_output_or_exit,
+    dir_problem,
+    fail,
+    float_arg,
+    int_arg,
+    run,
+    write_atomic,
+)
 from sichuan_env.engine.actions import DISCARD, HU, PASS, PONG
 from sichuan_env.envs.vector import VectorEnv
 
@@ -152,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--init", type=Path, help="a prior network checkpoint to start from")
     p.add_argument("--run", type=Path, required=True, help="output directory")
     p.add_argument("--resume", action="store_true", help="continue the run in --run")
+    add_overwrite(p, "run")
     p.add_argument("--epochs", type=int_arg(1, 10**6), default=12)
     p.add_argument("--minutes", type=float_arg(0, 10**6), default=60.0, help="stop after this long")
     p.add_argument("--batch", type=int_arg(1, 1 << 20), default=512)
@@ -184,6 +196,8 @@ def main(argv: list[str] | None = None) -> dict:
     problem = dir_problem(args.run)
     if problem:
         p.error(f"--run: {problem}")
+    claim_output_or_exit(p, "--run", args.run, (*RUN_FILES, "distilled.pt", "distilled.json",
+                         "report.json"), resume=args.resume, overwrite=args.overwrite, what="run")  # fmt: skip
     try:
         rows, label_meta = pooled_labels(args.labels, args.val_mod)
     except (OSError, ValueError) as exc:
@@ -352,7 +366,7 @@ def finish(args: argparse.Namespace, val: dict, p_label: float, meta: dict) -> d
     report = {"margins": table, "chosen": best, "checkpoint": str(args.run / "distilled.pt"),
               "select_walls": args.select_walls, "select_seed": args.select_seed,
               "commit": git_commit()}  # fmt: skip
-    (args.run / "report.json").write_text(json.dumps(report, indent=1))
+    write_atomic(args.run / "report.json", json.dumps(report, indent=1))
     return report
 
 

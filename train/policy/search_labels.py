@@ -47,7 +47,17 @@ from sichuan_env.agents.search.determinize import BELIEF_COLUMNS
 from sichuan_env.agents.search.rollout import MAX_CANDIDATES, candidates, evaluate_candidates
 
 from sichuan_env import RuleConfig
-from sichuan_env._cli import dir_problem, fail, float_arg, int_arg, run
+from sichuan_env._cli import (
+    add_overwrite,
+    claim_output_or_exit,
+    dir_problem,
+    fail,
+    float_arg,
+    int_arg,
+    run,
+    write_atomic,
+    write_if_changed,
+)
 from sichuan_env._jit import njit
 from sichuan_env._npz import Spec, safe_load_npz
 from sichuan_env.engine.deal import deal_seed, splitmix64
@@ -183,6 +193,8 @@ SHARD = {
 """A label shard's arrays (``sichuan_env._npz``: checked before any data is read)."""
 MAX_SHARD_BYTES = 4096 * ROWS_PER_HAND * 3000
 """Bytes a shard's arrays may hold (``--shard-hands`` 4096 at the row cap)."""
+LABEL_FILES = ("meta.json", "shard-*.npz")
+"""What a label directory holds (``--resume`` extends it, ``--overwrite`` removes it first)."""
 MAX_META_BYTES = 1 << 16
 """Bytes ``meta.json`` may take."""
 
@@ -271,20 +283,23 @@ def check_labels(rows: dict[str, np.ndarray]) -> None:
 
 
 def open_label_dir(p: argparse.ArgumentParser, out: Path, settings: dict, hands: int,
-                   shard_hands: int, resume: bool, extra: dict, what: str) -> None:  # fmt: skip
+                   shard_hands: int, resume: bool, extra: dict, what: str,
+                   overwrite: bool = False) -> None:  # fmt: skip
     """Make or reopen the label directory ``out`` and write its ``meta.json``.
 
     An existing directory needs ``resume`` and the same ``settings`` (else the
-    run stops, naming ``what`` differs); a partial last shard of a shorter run
-    is removed, to be made again whole. ``extra`` is added to the meta.
+    run stops, naming ``what`` differs), or ``overwrite`` (its labels are removed
+    first: ``claim_output_or_exit``); a partial last shard of a shorter run
+    is removed, to be made again whole. ``extra`` is added to the meta, which is
+    rewritten only when it changes.
     """
     from sichuan_env.train.common import git_commit
 
+    claim_output_or_exit(p, "--out", out, LABEL_FILES, resume=resume, overwrite=overwrite,
+                         what="label set")  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     meta_path = out / "meta.json"
     if meta_path.exists():
-        if not resume:
-            p.error(f"{out} holds labels already: pass --resume to extend them")
         try:
             old = read_label_meta(out)
         except ValueError as exc:
@@ -294,8 +309,36 @@ def open_label_dir(p: argparse.ArgumentParser, out: Path, settings: dict, hands:
         old_hands = old.get("hands")
         if isinstance(old_hands, int) and old_hands % shard_hands and hands > old_hands:
             (out / f"shard-{old_hands // shard_hands:05d}.npz").unlink(missing_ok=True)
-    meta = {"settings": settings, "hands": hands, **extra, "commit": git_commit()}
-    meta_path.write_text(json.dumps(meta, indent=1))
+        commit = old.get("commit")  # a resumed run keeps the commit of its first shards
+    else:
+        commit = git_commit()
+    meta = {"settings": settings, "hands": hands, **extra, "commit": commit}
+    write_if_changed(meta_path, json.dumps(meta, indent=1))  # whole or not at all; unchanged: kept
+
+
+def count_label_rows(out: Path) -> dict[str, int]:
+    """``{"shards", "rows"}`` of the label shards on disk in ``out`` (what a resumed run holds).
+
+    Reads each shard's ``base`` array only (one byte a row, its header checked first).
+
+    Raises:
+        ValueError: a shard that cannot be read.
+    """
+    files = sorted(out.glob("shard-[0-9][0-9][0-9][0-9][0-9].npz"))
+    base = {"base": SHARD["base"]}
+    rows = sum(
+        len(safe_load_npz(f, base, max_bytes=MAX_SHARD_BYTES, what="label shard")["base"])
+        for f in files
+    )
+    return {"shards_on_disk": len(files), "rows": rows}
+
+
+def rows_on_disk(prog: str, out: Path) -> dict[str, int]:
+    """``count_label_rows(out)`` for a CLI: a shard that cannot be read is one line, exit 1."""
+    try:
+        return count_label_rows(out)
+    except ValueError as exc:
+        fail(prog, exc)
 
 
 def missing_shards(out: Path, hands: int, shard_hands: int) -> list[tuple[int, int, int]]:
@@ -307,9 +350,7 @@ def missing_shards(out: Path, hands: int, shard_hands: int) -> list[tuple[int, i
 
 def write_shard(out: Path, s: int, part: dict[str, np.ndarray]) -> None:
     """Write shard ``s`` whole, then rename it into place (a shard on disk is never partial)."""
-    tmp = out / f"tmp-shard-{s:05d}.npz"
-    np.savez_compressed(tmp, **part)
-    tmp.rename(out / f"shard-{s:05d}.npz")
+    write_atomic(out / f"shard-{s:05d}.npz", lambda f: np.savez_compressed(f, **part))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -329,6 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int_arg(0, 2**31 - 1), default=0)
     p.add_argument("--threads", type=int_arg(1, 256), default=2, help="numba threads")
     p.add_argument("--resume", action="store_true", help="keep existing shards, make the rest")
+    add_overwrite(p, "label set")
     return p
 
 
@@ -346,7 +388,15 @@ def main(argv: list[str] | None = None) -> dict:
     settings = {k: getattr(args, k) for k in ("samples", "draws", "gap", "p_label", "seed")}
     settings["shard_hands"] = args.shard_hands
     open_label_dir(
-        p, out, settings, args.hands, args.shard_hands, args.resume, {}, "other settings"
+        p,
+        out,
+        settings,
+        args.hands,
+        args.shard_hands,
+        args.resume,
+        {},
+        "other settings",
+        args.overwrite,
     )
     n_shards = -(-args.hands // args.shard_hands)
     rows = full = 0
@@ -359,8 +409,8 @@ def main(argv: list[str] | None = None) -> dict:
         write_shard(out, s, part)
         rows += len(part["obs"])
         full += int((np.bincount(part["hand"] - first, minlength=n) >= ROWS_PER_HAND).sum())
-    summary = {"shards": n_shards, "new_rows": rows, "hands_at_row_cap": full,
-               "seconds": round(time.time() - t0, 1)}  # fmt: skip
+    summary = {"shards": n_shards, "new_rows": rows, **rows_on_disk(p.prog, out),
+               "hands_at_row_cap": full, "seconds": round(time.time() - t0, 1)}  # fmt: skip
     print(json.dumps(summary))
     return summary
 
