@@ -18,6 +18,7 @@ from .hand import is_win, is_win_batch, shanten, shanten_batch, waits, waits_bat
 from .plugins import register_gymnasium, register_pettingzoo
 from .rules import (
     PRESETS,
+    BestWait,
     RuleConfig,
     WinScore,
     WinScores,
@@ -37,6 +38,7 @@ except PackageNotFoundError:  # a source tree that was never pip-installed
 
 __all__ = [
     "PRESETS",
+    "BestWait",
     "Game",
     "IllegalActionError",
     "InputTypeError",

@@ -188,7 +188,7 @@ def announce_compiles(prog: str) -> None:
     every command-line tool says what it is doing before a silent half minute. Once
     per process; the line does not reach the root logger's handlers too.
     """
-    from ._jit import announce_to_stderr  # numba: imported by the tool anyway
+    from ._jit_time import announce_to_stderr  # numba: imported by the tool anyway
 
     announce_to_stderr(prog)
 

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.progress import Progress, ProgressColumn, SpinnerColumn, Task
 from rich.text import Text
 
-from ._jit import compiling_since, jit_time
+from ._jit_time import compiling_since, jit_time
 
 
 class JitColumn(ProgressColumn):

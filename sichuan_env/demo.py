@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         h = parse(text)
         w = " ".join(tile_name(int(t)) for t in waits(h, "s")) or "-"
         best = best_wait_score(h, void="s")
-        best_text = f"best {tile_name(best[0])} = {best[1].fan} fan" if best else "not tenpai"
+        best_text = f"best {tile_name(best.tile)} = {best.score.fan} fan" if best else "not tenpai"
         print(f"  {text:<22} shanten {shanten(h, 's'):>2}  waits {w:<28} {best_text}")
 
     n = args.hands

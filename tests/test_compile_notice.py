@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from sichuan_env import _jit
+from sichuan_env import _jit_time as _jit
+from sichuan_env._jit import njit
 from sichuan_env._progress import JitColumn, Stopwatch, progress_bar
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,7 +104,7 @@ def test_reported_times_leave_the_compile_out_and_the_bar_says_it(monkeypatch):
 def test_compiles_are_timed():
     before = _jit.jit_time().total
 
-    @_jit.njit(cache=False)
+    @njit(cache=False)
     def plus_one(a):
         return a + 1
 

@@ -269,3 +269,14 @@ def test_score_accepts_arrays_and_indices():
     counts = parse("12334m5m99p666p").astype(np.int64)
     assert score_win(counts, [("pong", tile_index("2p"))]) == by_name
     assert score_win(counts.tolist(), [["pong", np.int8(10)]]) == by_name
+
+
+def test_best_wait_score_is_a_named_result_that_still_unpacks():
+    from sichuan_env import BestWait
+
+    best = best_wait_score("1111m9999m44p66p8p")
+    assert isinstance(best, BestWait) and best.tile == tile_index("8p")
+    assert best.score.base == "long_qidui" and best.score.fan == 6
+    tile, score = best  # tuple unpacking keeps working
+    assert (tile, score) == (best.tile, best.score)
+    assert "(8p)" in repr(best)  # the tile index reads as a tile, not as points

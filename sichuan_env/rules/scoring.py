@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -262,19 +263,35 @@ def score_win(
     return _win_score(fan, base, roots, extras, rules.base_points)
 
 
+class BestWait(NamedTuple):
+    """``best_wait_score``'s answer: the wait that scores highest, and its score.
+
+    A named tuple, so ``tile, score = best_wait_score(...)`` unpacks it too.
+    """
+
+    tile: int
+    """The winning tile's index (0..26: ``tile_name(best.tile)`` is e.g. ``"8p"``), not points."""
+    score: WinScore
+    """The win it makes (``score.fan``, ``score.points``)."""
+
+    def __repr__(self) -> str:
+        return f"BestWait(tile={self.tile} ({tile_name(self.tile)}), score={self.score!r})"
+
+
 def best_wait_score(
     concealed: object,
     melds: Sequence[MeldSpec] = (),
     *,
     void: object = None,
     rules: RuleConfig = _DEFAULT_RULES,
-) -> tuple[int, WinScore] | None:
+) -> BestWait | None:
     """查大叫 (docs/rules.md §7.3): the highest-fan win a tenpai hand could make.
 
     Every wait (a tile with fewer than 4 copies in the hand and melds that
     makes a legal win) is scored as a win on a discard with roots, no extra
-    fan, capped by ``rules.fan_cap``. Returns ``(tile index, WinScore)`` of the
-    best (the lowest tile on ties), or None when the hand is not tenpai.
+    fan, capped by ``rules.fan_cap``. Returns ``BestWait(tile, score)`` (a named
+    tuple: the tile index and its ``WinScore``) of the best (the lowest tile on
+    ties), or None when the hand is not tenpai.
 
     Raises:
         InputTypeError: (a TypeError and a ValueError) for an argument of the wrong type.
@@ -289,7 +306,7 @@ def best_wait_score(
     )
     if fan < 0:
         return None
-    return int(tile), _win_score(fan, base, roots, 0, rules.base_points)
+    return BestWait(int(tile), _win_score(fan, base, roots, 0, rules.base_points))
 
 
 @dataclass(frozen=True, slots=True)
