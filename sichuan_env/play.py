@@ -183,7 +183,7 @@ def _play_hand(env: raw_env, seat: int, bots: list[Any], read: Callable[[str], s
     print(f"You are seat {seat}. Seat {game.view(seat)['dealer']} deals. Type ? for help.\n")
     while (actor := game.to_act()) is not None:  # None: the hand is over
         if actor == seat:
-            print(render_seat(game, seat))
+            print(render_seat(game, seat, player=True))  # numbered actions, the draw set apart
             choice = ask(f"seat {seat} > ", game.legal(), read)
             if choice is None:
                 print("bye")

@@ -37,6 +37,17 @@ def test_play_a_whole_hand_with_bad_input(capsys):
     assert "'²' is not legal now" in out and "'٣' is not legal now" in out
 
 
+def test_play_numbers_the_actions_from_the_first_prompt_and_sets_the_draw_apart(capsys):
+    assert play(0, RuleConfig(), 3, _reader(["0"] * 6 + ["q"])) == 1
+    out = capsys.readouterr().out
+    first = out[: out.index("seat 0 > ") if "seat 0 > " in out else len(out)]
+    assert "legal: [0] " in first  # before any mistake or "?"
+    drew = re.findall(r"seat 0 \(      me\) void \w score [+-]\d+  (\S+) \+ drew (\w\w)", out)
+    assert drew, out  # the tile drawn this turn is shown apart from the hand
+    for hand, _ in drew:  # the rest of a turn's 14 - 3k tiles, then the one drawn
+        assert (sum(c.isdigit() for c in hand) + 1) % 3 == 2
+
+
 def test_quit_and_end_of_input(capsys):
     assert play(0, RuleConfig(), 1, _reader(["q"])) == 1
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.game import Game
-from ..tiles import tile_index
+from ..tiles import tile_index, tile_name, to_str
 
 REL = ("me", "next", "opposite", "previous")
 
@@ -26,8 +26,13 @@ def _river_text(discards: list[tuple[str, str]]) -> str:
     return " ".join(t + marks[f] for t, f in discards) or "-"
 
 
-def render_seat(game: Game, seat: int, *, reveal: bool = False) -> str:
-    """What ``seat`` sees (everything with ``reveal``), one line per seat, as plain text."""
+def render_seat(game: Game, seat: int, *, reveal: bool = False, player: bool = False) -> str:
+    """What ``seat`` sees (everything with ``reveal``), one line per seat, as plain text.
+
+    ``player``: the terminal player's view (``sichuan-play``): on ``seat``'s own turn
+    the tile it just drew is set apart (``123m456p + drew 7s``) and the legal actions
+    are numbered (``[0] discard 1m``), so a number can be typed from the first prompt.
+    """
     view = game.table() if reveal else game.view(seat)
     wins = {w["seat"]: w for w in game.wins()}
     head = (
@@ -41,6 +46,10 @@ def render_seat(game: Game, seat: int, *, reveal: bool = False) -> str:
         score = view["scores"][s]
         if s == seat or reveal:
             hand = game.hand(s)
+            if player and s == seat and (drawn := _drawn_tile(game, seat)) is not None:
+                counts = game.state["hands"][s].copy()
+                counts[drawn] -= 1
+                hand = f"{to_str(counts)} + drew {tile_name(drawn)}"
         else:
             hand = "(hidden)"
         if s in wins:
@@ -55,8 +64,20 @@ def render_seat(game: Game, seat: int, *, reveal: bool = False) -> str:
     if view.get("claim_tile"):
         lines.append(f"claimable tile: {view['claim_tile']}")
     if not game.is_over() and game.to_act() == seat:
-        lines.append("legal: " + ", ".join(game.legal()))
+        legal = game.legal()
+        shown = [f"[{i}] {a}" for i, a in enumerate(legal)] if player else legal
+        lines.append("legal: " + ", ".join(shown))
     return "\n".join(lines)
+
+
+def _drawn_tile(game: Game, seat: int) -> int | None:
+    """The tile ``seat`` drew to begin the turn it is deciding now, else None."""
+    st = game.state
+    if game.is_over() or game.to_act() != seat or not st["drawn"] or st["drawn_tile"] < 0:
+        return None
+    if not any(a.startswith("discard ") for a in game.legal()):  # a claim window, not a turn
+        return None
+    return int(st["drawn_tile"])
 
 
 # ------------------------------------------------------------------ images
