@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -29,6 +30,7 @@ from ._files import claim_output, write_atomic, write_if_changed
 
 __all__ = [
     "MAX_SEED",
+    "PlainHelp",
     "add_overwrite",
     "announce_compiles",
     "claim_output_or_exit",
@@ -37,10 +39,34 @@ __all__ = [
     "float_arg",
     "int_arg",
     "path_problem",
+    "plain_text",
     "run",
     "write_atomic",
     "write_if_changed",
 ]
+
+
+_REST_ROLE = re.compile(r":[a-z]+:`([^`]+)`")
+_REST_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def plain_text(text: str) -> str:
+    """A docstring as plain text for ``--help``: reST literals and roles lose their markup.
+
+    The line layout is kept (``PlainHelp`` prints descriptions as written).
+    """
+    text = _REST_ROLE.sub(r"\1", text)
+    return _REST_LITERAL.sub(r"\1", text)
+
+
+class PlainHelp(argparse.RawDescriptionHelpFormatter):
+    """``--help`` as plain text: the description as written, its reST markup dropped."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return super()._fill_text(plain_text(text), width, indent)
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        return plain_text(super()._expand_help(action))
 
 
 def int_arg(lo: int, hi: int | None = None) -> Callable[[str], int]:

@@ -24,7 +24,7 @@ from . import (
     waits,
     waits_batch,
 )
-from ._cli import int_arg, run
+from ._cli import PlainHelp, int_arg, run
 
 
 class _How(TypedDict, total=False):
@@ -61,7 +61,9 @@ MAX_HANDS = 2_000_000
 
 def main(argv: list[str] | None = None) -> int:
     """Print the tour; ``--hands N`` sets the batch size. Bad usage exits with status 2."""
-    parser = argparse.ArgumentParser(prog="python -m sichuan_env", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m sichuan_env", description=__doc__, formatter_class=PlainHelp
+    )
     parser.add_argument(
         "--hands",
         type=int_arg(1, MAX_HANDS),

@@ -1,21 +1,23 @@
 """Play one seat against three bots in the terminal: ``python -m sichuan_env.play`` (``sichuan-play``).
 
-Type an action exactly as listed (``discard 5p``, ``pong``, ``hu``, ``void s``,
-``exchange 1m2m3m``) or its number in the list; ``?`` shows the list again,
-``q`` quits (so does the end of input). ``--record FILE`` saves the hand's
-game record (docs/rules.md §10) when the hand ends, and also when you quit, the
-input ends or Ctrl-C stops it (a partial record, replayable as far as it
-goes): ``sichuan-viewer FILE`` replays it in a browser. The bots are agents named as the
-installed agent resolver understands them (``sichuan_env.plugins``):
+At each of your decisions the table is shown, with the tile you just drew set
+apart (``+ drew 5p``) and the legal actions numbered (``[0] discard 1m``):
+type an action exactly as listed (``discard 5p``, ``pong``, ``hu``, ``void s``,
+``exchange 1m2m3m``) or its number; ``?`` shows the list again, ``q`` quits
+(so does the end of input). ``--record FILE`` saves the hand's game record
+(docs/rules.md §10) when the hand ends, and also when you quit, the input ends
+or Ctrl-C stops it (a partial record, replayable as far as it goes):
+``sichuan-viewer FILE`` replays it in a browser. The bots are agents by name:
 ``--opponents heuristic`` (the default), ``--opponents random``, a checkpoint
-path, ``package.module:Class``, or three entries, one per seat after yours. They act from their own observation (in the version each one
-reads) and mask, exactly as in the PettingZoo env that runs the hand.
-
-Layering: ``sichuan_env`` never imports or names the agents package above it.
-``play`` takes the bots as objects (anything with ``obs_version`` and
-``act(obs, mask)``); names are turned into objects by the resolver that the
-installed distribution declares (entry point group ``sichuan_env.resolvers``).
+path, ``package.module:Class``, or three entries, one per seat after yours.
+They act from their own observation (in the version each one reads) and
+mask, exactly as in the PettingZoo env that runs the hand.
 """
+
+# Layering: sichuan_env never imports or names the agents package above it. ``play`` takes
+# the bots as objects (anything with ``obs_version`` and ``act(obs, mask)``); names are turned
+# into objects by the resolver that the installed distribution declares (entry point group
+# ``sichuan_env.resolvers``, sichuan_env.plugins).
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._cli import int_arg, path_problem, run, write_atomic
+from ._cli import PlainHelp, int_arg, path_problem, run, write_atomic
 from .engine.actions import action_from_str
 from .envs.acting import SeatMemory, ask_one
 from .envs.pettingzoo import AGENTS, raw_env
@@ -213,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="sichuan-play",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=PlainHelp,
     )
     p.add_argument("--seat", type=int, default=0, choices=range(4), help="your seat (0..3)")
     p.add_argument("--seed", type=int_arg(0), default=None, help="deal this hand (default: random)")

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ._cli import run
+from ._cli import PlainHelp, run
 from .engine.game import Game, IllegalActionError
 from .envs.render import render_seat
 
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="sichuan-replay",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=PlainHelp,
     )
     p.add_argument("file", help="a game record (JSON), or - for standard input")
     p.add_argument("--seat", type=int, choices=range(4), default=None, help="show this seat's view")

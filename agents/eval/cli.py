@@ -41,6 +41,7 @@ from sichuan_env.agents.registry import describe
 
 from sichuan_env import PRESETS, RuleConfig
 from sichuan_env._cli import (
+    PlainHelp,
     add_overwrite,
     claim_output_or_exit,
     fail,
@@ -95,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="sichuan-eval",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=PlainHelp,
     )
     p.add_argument(
         "--walls",

@@ -1,9 +1,11 @@
 r"""A ladder of agents: round-robin duplicate matches on fixed walls, and ratings with intervals.
 
-    python -m sichuan_env.agents.eval.ladder --agents random heuristic bc ppo distill \\
+    sichuan-ladder --agents random heuristic bc ppo distill \
         --walls 200 --out runs/ladder                       # resumable: finished pairs are kept
-    python -m sichuan_env.agents.eval.ladder --agents all --walls 200 --out runs/ladder \\
+    sichuan-ladder --agents all --walls 200 --out runs/ladder \
         --ray local --workers 2                             # the pairs' blocks on Ray
+
+(also ``python -m sichuan_env.agents.eval.ladder``)
 
 Every pair of agents ``A``, ``B`` plays the same walls (``--walls``, ``--seed``)
 head to head in the lineup ``A B A B``, each wall under the four rotations,
@@ -15,7 +17,11 @@ each), on the log scale of the odds, anchored so that ``--anchor`` (default
 ``heuristic`` when it plays) is 0; their 95% intervals come from resampling
 each pair's walls (bootstrap). Beside them the table shows each agent's
 points per hand against the field, and ``ladder.json`` holds the matrix of
-head-to-head points per hand with 95% intervals.
+head-to-head points per hand with 95% intervals. The table is ordered by
+rating: a rating weighs each wall as a win, a draw or a loss, while points
+per hand weigh by how much was won, so the two columns can order agents
+differently (one agent that wins many walls by little outranks one that wins
+few by a lot).
 
 Each pair's per-wall points are written to ``OUT/pairs/A__B-<digest>.json`` as
 soon as the pair finishes, named by a digest of the pair's identity (the two
@@ -45,7 +51,7 @@ from sichuan_env.agents.eval.evaluate import MAX_WALLS, play_duplicate
 from sichuan_env.agents.registry import available, describe, make_agent
 
 from sichuan_env import PRESETS, RuleConfig
-from sichuan_env._cli import add_overwrite, claim_output_or_exit, fail, int_arg, run
+from sichuan_env._cli import PlainHelp, add_overwrite, claim_output_or_exit, fail, int_arg, run
 from sichuan_env._files import save_figure, write_atomic
 from sichuan_env.engine.errors import IllegalActionError
 from sichuan_env.tiles import InputTypeError
@@ -260,7 +266,10 @@ def print_ladder(summary: dict[str, Any], walls: int) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"ladder: head-to-head duplicate matches, {walls} walls x 4 rotations")
+    table = Table(
+        title=f"ladder: head-to-head duplicate matches, {walls} walls x 4 rotations",
+        caption="ranked by rating (walls won, drawn, lost), not by points",
+    )
     for col in ("rank", "agent", "rating (95%)", "points/hand vs field"):
         table.add_column(col, justify="left" if col == "agent" else "right")
     for k, r in enumerate(summary["ratings"], 1):
@@ -298,9 +307,9 @@ def plot_ladder(summary: dict[str, Any], path: Path, title: str) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser."""
     p = argparse.ArgumentParser(
-        prog="python -m sichuan_env.agents.eval.ladder",
+        prog="sichuan-ladder",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=PlainHelp,
     )
     p.add_argument(
         "--agents", nargs="+", required=True, metavar="AGENT",
@@ -381,12 +390,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     _save_json(args.out / "ladder.json", doc)
     plot_ladder(summary, args.out / "ladder.png", f"{len(agents)} agents, {args.walls} walls")
     print_ladder(summary, args.walls)
+    print(f"wrote {args.out / 'ladder.json'}, {args.out / 'ladder.png'} and {args.out / 'pairs'}/")
     return doc
 
 
 def cli() -> int:
     """Console entry point (one-line errors, no traceback)."""
-    return run(lambda: main() and 0, "ladder")
+    return run(lambda: main() and 0, "sichuan-ladder")
 
 
 if __name__ == "__main__":

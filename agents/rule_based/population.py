@@ -257,10 +257,10 @@ def main(argv: list[str] | None = None) -> int:
     """CLI: print the population's duplicate tables (and write JSON with ``--json``)."""
     from sichuan_env.agents.eval.match_stats import print_table
 
-    from sichuan_env._cli import int_arg, path_problem, write_atomic
+    from sichuan_env._cli import PlainHelp, int_arg, path_problem, write_atomic
 
     p = argparse.ArgumentParser(prog="python -m sichuan_env.agents.rule_based.population", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+                                formatter_class=PlainHelp)  # fmt: skip
     p.add_argument("--walls", type=int_arg(1, 100_000), default=200)
     p.add_argument("--seed", type=int_arg(0, 2**62), default=0)
     p.add_argument("--json", type=Path, default=None)

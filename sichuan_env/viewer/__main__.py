@@ -37,7 +37,7 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-from .._cli import int_arg, run
+from .._cli import PlainHelp, int_arg, run
 from .._progress import progress_bar
 from .agent import AgentAnnotator, load_agent
 from .build import render_index, render_page
@@ -59,7 +59,7 @@ MAX_ERRORS = 20
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog=PROG, description=__doc__, formatter_class=PlainHelp
     )
     p.add_argument(
         "record",

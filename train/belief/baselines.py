@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 from sichuan_env.agents.belief.heads import HEADS
 
-from sichuan_env._cli import run
+from sichuan_env._cli import PlainHelp, run
 from sichuan_env.encoding import v2 as V2
 from sichuan_env.encoding.observation import DISCARDS, MELDS, VISIBLE, VOIDS, WALL, WON
 
@@ -201,7 +201,7 @@ def fit_tenpai(folder: str | Path, max_rows: int = 400_000) -> dict[str, list[fl
 def main(argv: list[str] | None = None) -> int:
     """``--fit DIR``: print the tenpai rules' coefficients fitted on a dataset folder."""
     p = argparse.ArgumentParser(prog="python -m sichuan_env.train.belief.baselines", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+                                formatter_class=PlainHelp)  # fmt: skip
     p.add_argument("--fit", type=Path, required=True, metavar="DIR", help="a dataset folder")
     p.add_argument("--rows", type=int, default=400_000, help="decision rows to read at most")
     args = p.parse_args(argv)

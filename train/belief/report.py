@@ -48,7 +48,7 @@ from sichuan_env.agents.eval.metrics import auc, ece, paired_bootstrap, reliabil
 from sichuan_env.train.belief.predictions import PredictionTable, load_predictions
 from sichuan_env.train.data.dataset import EventTable, iter_batches, read_meta
 
-from sichuan_env._cli import dir_problem, int_arg, path_problem, run
+from sichuan_env._cli import PlainHelp, dir_problem, int_arg, path_problem, run
 from sichuan_env._files import save_figure, write_atomic
 
 Preds = dict[str, dict[str, np.ndarray]]
@@ -288,7 +288,7 @@ def build_parser(prog: str = "python -m sichuan_env.train.belief.report",
                  description: str | None = __doc__) -> argparse.ArgumentParser:  # fmt: skip
     """The CLI's argument parser (a research report adds its own options to it)."""
     p = argparse.ArgumentParser(prog=prog, description=description,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+                                formatter_class=PlainHelp)  # fmt: skip
     p.add_argument("checkpoint", help='a belief checkpoint (.pt), "belief" (shipped) or "none"')
     p.add_argument("--data", type=Path, required=True, help="a dataset folder (observation v2)")
     p.add_argument("--json", type=Path, help="write the report here")

@@ -58,6 +58,7 @@ from sichuan_env.agents.belief.model import (
     load_belief_network,
     save_belief,
 )
+from sichuan_env.agents.device import add_device_args, autocast, cpu_state, from_args
 from sichuan_env.agents.eval.metrics import auc
 from sichuan_env.train.belief.batches import (
     MAX_FOLDERS,
@@ -83,6 +84,7 @@ from sichuan_env.train.data.dataset import EventTable, check_compatible, read_me
 
 from sichuan_env._cli import (
     MAX_SEED,
+    PlainHelp,
     add_overwrite,
     claim_output_or_exit,
     dir_problem,
@@ -145,7 +147,7 @@ def evaluate(
     n = len(val["game_id"])
     for idx in batch_indices(val, batch, None, events is not None):
         b = take(val, idx, rows, heads, events)
-        out = forward(net, b)
+        out = {k: v.float().cpu() for k, v in forward(net, b).items()}  # the net's device
         for h, v in losses(out, b, heads).items():
             loss[h] += float(v) * len(idx) / n
         for h in heads:
@@ -164,7 +166,7 @@ def evaluate(
 def build_parser() -> argparse.ArgumentParser:
     """The CLI's argument parser."""
     p = argparse.ArgumentParser(prog="python -m sichuan_env.train.belief.train", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+                                formatter_class=PlainHelp)  # fmt: skip
     p.add_argument("--data", type=Path, nargs="+", required=True, help="dataset folder(s), v2")
     p.add_argument("--run", type=Path, default=Path("runs/belief"), help="run directory")
     p.add_argument("--epochs", type=int_arg(1, 10**6), default=3)
@@ -187,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--val-rows", type=int_arg(1, 10**7), default=20000)
     p.add_argument("--eval-every", type=int_arg(1, 10**9), default=500, help="steps between evaluations")  # fmt: skip
     p.add_argument("--threads", type=int_arg(1, 1024), default=2, help="torch threads")
+    add_device_args(p)
     p.add_argument("--seed", type=int_arg(0, MAX_SEED), default=0)
     p.add_argument("--mixed-rules", action="store_true",
                    help="train on --data folders played under different rules")  # fmt: skip
@@ -220,7 +223,7 @@ def save_progress(
         if ship:
             save_belief(ship, net, info, dtype="float16")
     save_belief(run_dir / "last.pt", net, info)
-    state = {"optimizer": opt.state_dict(), "counters": counters}
+    state = {"optimizer": cpu_state(opt.state_dict()), "counters": counters}  # loads on a CPU
     write_atomic(run_dir / "state.pt", lambda f: torch.save(state, f))
 
 
@@ -266,10 +269,11 @@ def _start(args: argparse.Namespace, p: argparse.ArgumentParser) -> tuple:
             state = read_state(run_dir / "state.pt")
             what = f"cannot resume from {run_dir / 'state.pt'}"
             counters = check_counters(state["counters"], COUNTERS, what)
+            net.to(args.device)  # before the optimizer: its state follows
             opt = make_optimizer(net, args)
             load_optimizer(opt, state["optimizer"], what)
         else:
-            net = new_net(args)
+            net = new_net(args).to(args.device)
             opt = make_optimizer(net, args)
             counters = {"step": 0, "epoch": 0, "shard": 0, "batch": 0, "best": math.inf,
                         "wall": 0.0}  # fmt: skip
@@ -305,6 +309,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     total_rows = sum(int(m["decisions"]) for m in metas) * (1 - 1 / args.val_every)
     planned = max(1, int(args.epochs * total_rows / args.batch))
     net, opt, counters = _start(args, p)
+    device, cast = from_args(args)
     heads = net.config.head_specs
     run_dir: Path = args.run
 
@@ -369,6 +374,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 batches = batch_indices(d, args.batch, rng, sequences=events is not None)
                 while counters["batch"] < len(batches):
                     b = take(d, batches[counters["batch"]], rows, heads, events)
+                    b = {k: v.to(device) if torch.is_tensor(v) else v for k, v in b.items()}
                     frac = min(1.0, counters["step"] / planned)
                     for g in opt.param_groups:
                         g["lr"] = (
@@ -376,7 +382,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                             * args.lr
                             * (0.1 + 0.45 * (1 + math.cos(math.pi * frac)))
                         )
-                    loss = torch.stack(list(losses(forward(net, b), b, heads).values())).sum()
+                    with autocast(device, cast):  # the losses run in float32 (autocast's list)
+                        loss = torch.stack(list(losses(forward(net, b), b, heads).values())).sum()
                     if not torch.isfinite(loss):
                         fail(PROG, f"step {counters['step'] + 1}: the loss is {loss.item()} (the run "
                                    "diverged; try a smaller --lr): nothing of it is saved")  # fmt: skip

@@ -37,7 +37,14 @@ from sichuan_env.agents.eval.evaluate import block_seed, make_lineup_agents
 from sichuan_env.train.data.schema import FORMAT, LABEL_SHAPES, decision_schema
 
 from sichuan_env import PRESETS, RuleConfig
-from sichuan_env._cli import add_overwrite, claim_output_or_exit, dir_problem, int_arg, run
+from sichuan_env._cli import (
+    PlainHelp,
+    add_overwrite,
+    claim_output_or_exit,
+    dir_problem,
+    int_arg,
+    run,
+)
 from sichuan_env._files import owned_entries, write_atomic
 from sichuan_env.encoding.events import VOCAB_SIZE, event_sequences
 from sichuan_env.encoding.registry import get as get_obs_version
@@ -341,7 +348,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(
         prog="python -m sichuan_env.train.data.make_dataset",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=PlainHelp,
     )
     p.add_argument("--lineup", nargs=4, default=["heuristic"] * 4, metavar="AGENT")
     p.add_argument("--hands", type=int_arg(1, MAX_HANDS), default=1000)

@@ -38,6 +38,7 @@ import torch
 import torch.nn.functional as F
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from sichuan_env.agents.base import Agent
+from sichuan_env.agents.device import add_device_args, amp_dtype, autocast, resolve_device
 from sichuan_env.agents.nn.policy import PolicyConfig, PolicyNet, masked_logits
 from sichuan_env.agents.nn.torch_agent import load_network
 from sichuan_env.agents.registry import make_agent
@@ -55,6 +56,7 @@ from sichuan_env.train.common import (
 from sichuan_env import PRESETS, RuleConfig
 from sichuan_env._cli import (
     MAX_SEED,
+    PlainHelp,
     add_overwrite,
     claim_output_or_exit,
     dir_problem,
@@ -121,22 +123,29 @@ def fit_chunk(
     batch: int,
     passes: int,
     rng: np.random.Generator,
+    cast: torch.dtype | None = None,
 ) -> tuple[float, float, int]:
-    """Train on one chunk; returns ``(mean loss, mean accuracy, samples seen)``."""
-    obs, masks, actions = (torch.from_numpy(x) for x in data)
+    """Train on one chunk; returns ``(mean loss, mean accuracy, samples seen)``.
+
+    The chunk moves to the network's device; ``cast`` is the autocast dtype of the
+    forward passes (None: float32).
+    """
+    dev = next(net.parameters()).device
+    obs, masks, actions = (torch.from_numpy(x).to(dev) for x in data)
     aux = net.aux_of(obs)  # computed once per chunk, not once per pass
     prior = net.prior_of(obs, masks)
     n = len(actions)
     losses, accs, seen = [], [], 0
     net.train()
     for _ in range(passes):
-        order = torch.from_numpy(rng.permutation(n))
+        order = torch.from_numpy(rng.permutation(n)).to(dev)
         for lo in range(0, n, batch):
             idx = order[lo : lo + batch]
-            loss, acc = bc_loss(
-                net, obs[idx], masks[idx], actions[idx],
-                None if aux is None else aux[idx], None if prior is None else prior[idx],
-            )  # fmt: skip
+            with autocast(dev, cast):
+                loss, acc = bc_loss(
+                    net, obs[idx], masks[idx], actions[idx],
+                    None if aux is None else aux[idx], None if prior is None else prior[idx],
+                )  # fmt: skip
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
@@ -149,16 +158,20 @@ def fit_chunk(
 
 @torch.no_grad()
 def evaluate(
-    net: PolicyNet, data: tuple[np.ndarray, np.ndarray, np.ndarray]
+    net: PolicyNet,
+    data: tuple[np.ndarray, np.ndarray, np.ndarray],
+    cast: torch.dtype | None = None,
 ) -> tuple[float, float]:
-    """``(loss, accuracy)`` on held-out decisions."""
+    """``(loss, accuracy)`` on held-out decisions (on the network's device)."""
     net.eval()
-    obs, masks, actions = (torch.from_numpy(x) for x in data)
+    dev = next(net.parameters()).device
+    obs, masks, actions = (torch.from_numpy(x).to(dev) for x in data)
     aux = net.aux_of(obs)
     total_loss, correct = 0.0, 0.0
     for lo in range(0, len(actions), 4096):
         s = slice(lo, lo + 4096)
-        loss, acc = bc_loss(net, obs[s], masks[s], actions[s], None if aux is None else aux[s])
+        with autocast(dev, cast):
+            loss, acc = bc_loss(net, obs[s], masks[s], actions[s], None if aux is None else aux[s])
         total_loss += loss.item() * len(actions[s])
         correct += acc.item() * len(actions[s])
     net.train()
@@ -189,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=PlainHelp,
     )
     p.add_argument("--teacher", default="heuristic", help="registered agent name or checkpoint")
     p.add_argument("--run", type=Path, default=Path("runs/bc"), help="run directory")
@@ -213,6 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prior", action="store_true", help="add the heuristic's choice to the logits")
     p.add_argument("--val-decisions", type=int_arg(1, 10**7), default=20000)
     p.add_argument("--threads", type=int_arg(1, 1024), default=2, help="torch threads")
+    add_device_args(p)
     p.add_argument("--seed", type=int_arg(0, MAX_SEED), default=0)
     p.add_argument("--resume", action="store_true", help="continue run/last.pt")
     add_overwrite(p, "run")
@@ -236,8 +250,10 @@ def main(argv: list[str] | None = None) -> dict:
     args = p.parse_args(argv)
     if args.resume and args.init is not None:
         p.error("--init starts a new run; --resume continues one: give one of them")
+    device = resolve_device(args.device)
+    cast = amp_dtype(device, args.amp)
     try:
-        teacher = make_agent(args.teacher, seed=args.seed)
+        teacher = make_agent(args.teacher, seed=args.seed, device=device)
     except ValueError as exc:
         p.error(f"--teacher: {exc}")
     if args.search_samples is not None:
@@ -264,7 +280,9 @@ def main(argv: list[str] | None = None) -> dict:
                          overwrite=args.overwrite, what="run")  # fmt: skip
     if args.resume:
         try:
-            net, opt, counters, _ = load_run(args.run, make_opt, counters=COUNTERS, method="bc")
+            net, opt, counters, _ = load_run(
+                args.run, make_opt, counters=COUNTERS, method="bc", device=device
+            )
         except ValueError as exc:
             fail(PROG, exc)
         if counters["epoch"] >= args.epochs:
@@ -272,7 +290,7 @@ def main(argv: list[str] | None = None) -> dict:
     else:
         arch = {"arch": args.arch, "hidden": args.hidden, "layers": args.layers}
         net = init or PolicyNet(PolicyConfig(**arch, aux=args.aux, prior=args.prior))
-        net.train()
+        net.to(device).train()
         opt = make_opt(net)
         counters = {"epoch": 0, "samples": 0, "decisions": 0, "wall_clock_s": 0.0, "best_acc": 0.0}
     log = MetricLog(args.run / "metrics.jsonl", args.run / "tb" if args.tensorboard else None)
@@ -301,14 +319,16 @@ def main(argv: list[str] | None = None) -> dict:
                 ta = time.time()
                 chunk = next(stream)
                 tb = time.time()
-                loss, acc, seen = fit_chunk(net, opt, chunk, args.batch, args.passes, rng)
+                loss, acc, seen = fit_chunk(
+                    net, opt, chunk, args.batch, args.passes, rng, cast
+                )
                 t_fit += time.time() - tb
                 t_gen += tb - ta
                 losses.append(loss)
                 accs.append(acc)
                 counters["samples"] += seen
                 counters["decisions"] += len(chunk[2])
-            val_loss, val_acc = evaluate(net, val)
+            val_loss, val_acc = evaluate(net, val, cast)
             if not all(map(math.isfinite, (*losses, val_loss))):
                 fail(PROG, f"epoch {counters['epoch'] + 1}: the loss is not finite (the run "
                            "diverged; try a smaller --lr): nothing of this epoch is saved")  # fmt: skip

@@ -64,6 +64,7 @@ import numpy as np
 import torch
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from sichuan_env.agents.base import Agent
+from sichuan_env.agents.device import add_device_args, amp_dtype, resolve_device
 from sichuan_env.agents.eval.distributed import RayUnavailableError
 from sichuan_env.agents.nn.policy import AUX_SIZE, PolicyConfig, PolicyNet
 from sichuan_env.agents.nn.torch_agent import TorchAgent, load_network
@@ -87,6 +88,7 @@ from sichuan_env.train.policy.rollout import Buffer, Collector, gae
 from sichuan_env import PRESETS, RuleConfig
 from sichuan_env._cli import (
     MAX_SEED,
+    PlainHelp,
     add_overwrite,
     claim_output_or_exit,
     dir_problem,
@@ -110,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=PlainHelp,
     )
     a = p.add_argument
     a("--run", type=Path, default=Path("runs/ppo"), help="run directory")
@@ -149,7 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="add the heuristic's choice to the logits (also with --init)",
     )
-    a("--bf16", action="store_true", help="bfloat16 autocast of forward passes (AMX / AVX512-BF16 CPUs)")  # fmt: skip
+    a("--bf16", action="store_true", help="bfloat16 autocast of forward passes on any device, AMX / AVX512-BF16 CPUs included (= --amp bf16)")  # fmt: skip
+    add_device_args(p)
     a("--prior-gain", type=float_arg(-100, 100, include_lo=True), default=None, help="set the prior's gain at the start (with --init)")  # fmt: skip
     a("--kl-ref-gain", type=float_arg(-100, 100, include_lo=True), default=None, help="set the --kl-ref network's prior gain")  # fmt: skip
     a("--logit-scale", type=float_arg(0, 1000), default=None, help="multiply the logits of the --init, --kl-ref and pool-init networks (greedy play unchanged, sampling sharper)")  # fmt: skip
@@ -245,13 +248,17 @@ def main(argv: list[str] | None = None) -> dict:
     _check_args(p, args)
     setup(args.threads, args.seed)
     rules = RuleConfig.preset(args.preset)
+    device = resolve_device(args.device)
+    args.cast = torch.bfloat16 if args.bf16 else amp_dtype(device, args.amp)
 
     def make_opt(net: PolicyNet) -> torch.optim.Optimizer:
         return torch.optim.Adam(net.parameters(), lr=args.lr, eps=1e-5)
 
     try:
         if args.resume:
-            net, opt, counters, doc = load_run(args.run, make_opt, counters=COUNTERS, method="ppo")
+            net, opt, counters, doc = load_run(
+                args.run, make_opt, counters=COUNTERS, method="ppo", device=device
+            )
             init = doc.get("init")  # the run's --init, a pool opponent again (runs before: none)
             init_path = Path(init) if isinstance(init, str) and init else None
             if counters["iteration"] >= args.iterations:
@@ -259,16 +266,16 @@ def main(argv: list[str] | None = None) -> dict:
                     f"{args.run} has run {counters['iteration']} iterations: raise --iterations"
                 )
         else:
-            net = initial_net(args)
+            net = initial_net(args).to(device)
             opt = make_opt(net)
             counters = {"iteration": 0, "decisions": 0, "wall_clock_s": 0.0, "best_eval": -1e9}
             init_path = args.init
-        ref = load_reference(args.kl_ref) if args.kl_ref is not None else None
+        ref = load_reference(args.kl_ref).to(device) if args.kl_ref is not None else None
         if ref is not None and args.kl_ref_gain is not None:
             if ref.prior_gain is None:
                 raise ValueError("--kl-ref-gain: the --kl-ref network has no prior")
             ref.prior_gain.fill_(args.kl_ref_gain)  # frozen: no gradient to record
-        pool_base = load_reference(init_path) if init_path is not None else None
+        pool_base = load_reference(init_path).to(device) if init_path is not None else None
         if args.logit_scale is not None:
             for frozen in (ref, pool_base):
                 if frozen is not None:
@@ -280,7 +287,7 @@ def main(argv: list[str] | None = None) -> dict:
         pool.append(("init", TorchAgent(pool_base, name="init")))
     try:
         for k, spec in enumerate(args.pool_agent):
-            pool.append((spec, make_agent(spec, seed=args.seed + k)))
+            pool.append((spec, make_agent(spec, seed=args.seed + k, device=device)))
     except (OSError, ValueError, TypeError) as exc:
         fail(PROG, f"--pool-agent: {exc}")
     snapshots: list[tuple[str, Agent]] = []
@@ -289,7 +296,7 @@ def main(argv: list[str] | None = None) -> dict:
         venv = VectorEnv(args.envs, rules=rules, seed=env_seed, oracle=net.config.oracle_critic)
         coll = Collector(
             net, venv, pool, args.pool_frac, args.pool_heuristic, args.reward_scale, coll_seed,
-            bf16=args.bf16,
+            bf16=args.bf16, cast=args.cast,
         )  # fmt: skip
     else:  # the same Collector on Ray actors, each with a share of the envs
         from sichuan_env.agents.eval.distributed import RayMissingError
