@@ -194,6 +194,8 @@ def read_config(path: str | os.PathLike, kind: Kind) -> dict[str, Any]:
             architecture, or an ``obs_version`` that differs from the architecture's.
     """
     cfg = config_path(path)
+    if not cfg.is_file() and not Path(path).exists():  # name what the user gave: the .pt
+        raise ValueError(f"checkpoint {str(path)!r} is missing")
     doc = read_json(cfg)
     for key, typ in kind.required.items():
         if key not in doc:

@@ -207,3 +207,14 @@ def test_greedy_must_be_a_bool():
         with pytest.raises(TypeError, match="greedy must be True or False"):
             TorchAgent(net, greedy=bad)
     assert TorchAgent(net, greedy=False).greedy is False
+
+
+def test_a_missing_checkpoint_is_named_as_given(tmp_path, capsys, monkeypatch):
+    from sichuan_env.train.policy import ppo
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        ppo.main(["--init", "runs/missing.pt", "--iterations", "1", "--run", "runs/ppo"])
+    assert exit_.value.code != 0
+    err = capsys.readouterr().err
+    assert "'runs/missing.pt' is missing" in err and "missing.json" not in err

@@ -38,12 +38,14 @@ def test_bc_learns_a_synthetic_task():
     assert before < 0.3 and acc > 0.95, (before, acc)
 
 
-def test_bc_of_the_heuristic_runs_end_to_end_and_resumes(tmp_path):
+def test_bc_of_the_heuristic_runs_end_to_end_and_resumes(tmp_path, capsys):
     run = tmp_path / "bc"
     args = ["--run", str(run), "--envs", "32", "--chunk-steps", "16", "--chunks", "2"]
     args += ["--hidden", "32", "--layers", "1", "--val-decisions", "500", "--threads", "1"]
     args += ["--quiet", "--lr", "3e-3", "--aux"]
     bc.main([*args, "--epochs", "3"])
+    said = capsys.readouterr().out
+    assert f"wrote {run}/ (" in said and "best.pt" in said and "metrics.jsonl" in said
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["epoch"] for r in rows] == [1, 2, 3]
     # plumbing only: that behaviour cloning learns is test_bc_learns_a_synthetic_task's job

@@ -27,6 +27,7 @@ from typing import Any
 
 import torch
 from sichuan_env.agents.checkpoint import check_finite_module
+from sichuan_env.agents.device import cpu_state
 from sichuan_env.agents.eval.evaluate import make_lineup_agents, play_duplicate
 from sichuan_env.agents.eval.match_stats import summarize
 from sichuan_env.agents.nn.policy import PolicyNet
@@ -233,9 +234,10 @@ def check_counters(counters: object, types: Mapping[str, Any], what: str) -> dic
     return out
 
 
-def _check_tensor_value(v: torch.Tensor, what: str) -> None:
-    if v.layout != torch.strided or v.device.type != "cpu" or v.is_quantized:
-        raise ValueError(f"{what} is not a dense CPU tensor")
+def _check_tensor_value(v: torch.Tensor, what: str, device: torch.device | None = None) -> None:
+    on = v.device.type == "cpu" or (device is not None and v.device == device)
+    if v.layout != torch.strided or not on or v.is_quantized:
+        raise ValueError(f"{what} is not a dense tensor on the CPU or its parameter's device")
     if (v.is_floating_point() or v.is_complex()) and not bool(torch.isfinite(v).all()):
         raise ValueError(f"{what} holds non-finite values")
 
@@ -244,8 +246,9 @@ def check_optimizer(opt: torch.optim.Optimizer, what: str) -> None:
     """Raise ``ValueError`` unless ``opt``'s state is finite and shaped like its parameters.
 
     Every numeric hyper-parameter of every group is finite (the learning rate > 0), and
-    every state tensor of a parameter is a dense CPU tensor with finite values, of the
-    parameter's shape unless a scalar (Adam's ``step``).
+    every state tensor of a parameter is a dense tensor with finite values on the CPU or
+    the parameter's device (``--device``), of the parameter's shape unless a scalar
+    (Adam's ``step``).
     """
     for g, group in enumerate(opt.param_groups):
         for key, value in group.items():
@@ -264,7 +267,7 @@ def check_optimizer(opt: torch.optim.Optimizer, what: str) -> None:
             for key, v in opt.state.get(p, {}).items():
                 name = f"{what}: state {key!r} of parameter {i} (group {g})"
                 if isinstance(v, torch.Tensor):
-                    _check_tensor_value(v, name)
+                    _check_tensor_value(v, name, p.device)
                     if v.dim() and v.shape != p.shape:
                         raise ValueError(f"{name} has shape {tuple(v.shape)}, not {tuple(p.shape)}")
                 elif isinstance(v, float) and not math.isfinite(v):
@@ -312,7 +315,8 @@ def save_run(
         if isinstance(v, float) and math.isnan(v):
             raise ValueError(f"{what}: counter {key!r} is NaN")
     path = save_checkpoint(run / f"{name}.pt", net, meta)
-    state = {"optimizer": opt.state_dict(), "counters": counters}
+    # on the CPU whatever the device: a run trained on a GPU resumes on a CPU-only machine
+    state = {"optimizer": cpu_state(opt.state_dict()), "counters": counters}
     write_atomic(run / "state.pt", lambda f: torch.save(state, f))
     return path
 
@@ -337,6 +341,7 @@ def load_run(
     *,
     counters: Mapping[str, Any] | None = None,
     method: str | None = None,
+    device: torch.device | str = "cpu",
 ) -> tuple[PolicyNet, torch.optim.Optimizer, dict, dict]:
     """``(net, optimizer, counters, config)`` of a run saved by ``save_run`` (for ``--resume``).
 
@@ -345,6 +350,8 @@ def load_run(
         opt_factory: the script's optimizer for a network.
         counters: the counters' types (``check_counters``); None: not checked.
         method: the ``method`` the run's checkpoint must record (the script that made it).
+        device: where the network goes before its optimizer is made (the optimizer's
+            state follows it there).
 
     Raises:
         ValueError: no run there, a missing or invalid checkpoint or state file, a run of
@@ -360,7 +367,7 @@ def load_run(
         raise ValueError(
             f"cannot resume: {run} is a {str(doc.get('method'))[:40]!r} run, not a {method!r} run"
         )
-    net.train()
+    net.to(device).train()
     state_file = run / "state.pt"
     state = read_state(state_file)
     what = f"cannot resume from {state_file}"
@@ -397,6 +404,16 @@ def evaluate_vs_heuristic(
     return {f"eval_{k}": float(s[k]) for k in keys}
 
 
+def say_written(run: Path) -> None:
+    """Print where a training run wrote: ``wrote RUN/ (best.pt, last.pt, ...)`` on stdout."""
+    try:
+        names = sorted(p.name + ("/" if p.is_dir() else "") for p in Path(run).iterdir())
+    except OSError:
+        names = []
+    shown = ", ".join(n for n in names if not n.startswith(".")) or "nothing"
+    print(f"wrote {run}/ ({shown})", flush=True)
+
+
 __all__ = [
     "BEST",
     "RUN_FILES",
@@ -412,5 +429,6 @@ __all__ = [
     "load_run",
     "read_state",
     "save_run",
+    "say_written",
     "setup",
 ]

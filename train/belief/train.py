@@ -78,6 +78,7 @@ from sichuan_env.train.common import (
     git_commit,
     load_optimizer,
     read_state,
+    say_written,
     setup,
 )
 from sichuan_env.train.data.dataset import EventTable, check_compatible, read_meta, shards
@@ -411,6 +412,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     checkpoint()
     if log is not None:
         log.close()
+    say_written(run_dir)
+    if args.ship:
+        print(f"wrote {args.ship}")
     return last
 
 

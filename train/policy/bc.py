@@ -50,6 +50,7 @@ from sichuan_env.train.common import (
     git_commit,
     load_run,
     save_run_or_fail,
+    say_written,
     setup,
 )
 
@@ -319,9 +320,7 @@ def main(argv: list[str] | None = None) -> dict:
                 ta = time.time()
                 chunk = next(stream)
                 tb = time.time()
-                loss, acc, seen = fit_chunk(
-                    net, opt, chunk, args.batch, args.passes, rng, cast
-                )
+                loss, acc, seen = fit_chunk(net, opt, chunk, args.batch, args.passes, rng, cast)
                 t_fit += time.time() - tb
                 t_gen += tb - ta
                 losses.append(loss)
@@ -356,6 +355,7 @@ def main(argv: list[str] | None = None) -> dict:
             info = f"val acc {val_acc:.3f} loss {val_loss:.3f} ({counters['decisions']} decisions)"
             bar.update(task, completed=counters["epoch"], info=info)
     log.close()
+    say_written(args.run)
     return row
 
 

@@ -80,6 +80,7 @@ from sichuan_env.train.common import (
     load_reference,
     load_run,
     save_run_or_fail,
+    say_written,
     setup,
 )
 from sichuan_env.train.policy.ppo_loss import ppo_update
@@ -384,6 +385,7 @@ def main(argv: list[str] | None = None) -> dict:
     log.close()
     if args.ray is not None:
         coll.close()
+    say_written(args.run)
     return row
 
 
