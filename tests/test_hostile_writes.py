@@ -11,6 +11,7 @@ resumed (``--resume``), replaced (``--overwrite``) or refused with a one-line hi
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import subprocess
@@ -376,3 +377,63 @@ def test_labels_datasets_and_ladders_follow_the_same_rule(tmp_path, dataset, cap
     assert "holds a ladder already" in capsys.readouterr().err
     ladder([*argv, "--overwrite"])
     assert "stale.json" not in {p.name for p in (out / "pairs").iterdir()}
+
+
+# ---- SIGKILL and Ctrl-C, then --resume -------------------------------------------------------
+
+
+def _start_and_stop(argv: list[str], ready, sig: int) -> subprocess.CompletedProcess:
+    """Start ``python argv``, wait (up to 5 minutes) until ``ready()``, send ``sig``."""
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, *argv], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 300
+    while not ready() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    out, err = proc.communicate(timeout=300)
+    if sig == signal.SIGKILL:
+        assert proc.returncode in (-signal.SIGKILL, 0), err
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+@pytest.mark.train
+def test_labels_killed_then_resumed_count_every_row_on_disk(tmp_path):
+    import signal
+
+    import sichuan_env.train.policy.search_labels as sl
+
+    args = ["--hands", "6", "--shard-hands", "1", "--samples", "2", "--draws", "1",
+            "--threads", "1"]  # fmt: skip
+    clean = sl.main(["--out", str(tmp_path / "clean"), *args])
+    out = tmp_path / "killed"
+    _start_and_stop(["-m", "sichuan_env.train.policy.search_labels", "--out", str(out), *args],
+                    lambda: (out / "shard-00001.npz").exists(), signal.SIGKILL)  # fmt: skip
+    json.loads((out / "meta.json").read_text())  # whole, whatever the moment of the kill
+    assert len(list(out.glob("shard-*.npz"))) < 6  # killed part-way
+    resumed = sl.main(["--out", str(out), *args, "--resume"])
+    assert resumed["rows"] == clean["rows"] and resumed["new_rows"] <= clean["rows"]
+    for k, v in sl.load_labels(out).items():
+        np.testing.assert_array_equal(v, sl.load_labels(tmp_path / "clean")[k])
+
+
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGINT"])
+def test_a_ladder_stopped_then_resumed_is_the_same_ladder(tmp_path, how):
+    import signal
+
+    from sichuan_env.agents.eval.ladder import main
+
+    argv = ["--agents", "random", "heuristic", "defensive", "--walls", "2", "--quiet"]
+    clean = main([*argv, "--out", str(tmp_path / "clean")])
+    out = tmp_path / "stopped"
+    r = _start_and_stop(["-m", "sichuan_env.agents.eval.ladder", *argv, "--out", str(out)],
+                        lambda: any((out / "pairs").glob("*.json")), getattr(signal, how))  # fmt: skip
+    if how == "SIGINT" and r.returncode:
+        assert r.returncode == 130 and "Traceback" not in r.stderr, r.stderr
+    pairs = list((out / "pairs").glob("*.json"))
+    assert pairs and all(json.loads(p.read_text())["identity"] for p in pairs)
+    resumed = main([*argv, "--out", str(out), "--resume"])
+    assert resumed["ratings"] == clean["ratings"] and resumed["matrix"] == clean["matrix"]
