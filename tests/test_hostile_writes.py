@@ -331,6 +331,7 @@ def test_eval_records_over_an_existing_folder(tmp_path, capsys):
         ("sichuan_env.train.policy.bc", ["--minutes", "0.01"]),
         ("sichuan_env.train.policy.ppo", []),
         ("sichuan_env.train.belief.train", ["--data", "DATA"]),
+        ("sichuan_env.train.policy.search_distill", ["--labels", "DATA", "--init", "x.pt"]),
     ],
 )
 def test_a_new_run_never_replaces_another(module, argv, tmp_path, dataset, capsys):
