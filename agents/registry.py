@@ -260,13 +260,17 @@ def _loader_for(path: Path) -> Loader | str | None:
     return None
 
 
-def make_agent(spec: str | os.PathLike, seed: int | None = None) -> Agent:
+def make_agent(spec: str | os.PathLike, seed: int | None = None, *, device: Any = None) -> Agent:
     """The agent a lineup entry names: a registered name, or a checkpoint path.
 
     Args:
         spec: a name from ``available()``, or the path of a checkpoint that a
             registered loader accepts.
         seed: passed to the factory or loader (reproducible random choices).
+        device: where an agent that runs a network runs it (``"auto"``, ``"cpu"``,
+            ``"cuda[:N]"``, ``"mps"`` or a ``torch.device``; ``sichuan_env.agents.device``):
+            the agent's ``to(device)`` is called; an agent without ``to`` (the rule-based
+            ones) runs no network and ignores it. None: the agent's own default (the CPU).
 
     Returns:
         An object satisfying the ``Agent`` protocol.
@@ -279,8 +283,14 @@ def make_agent(spec: str | os.PathLike, seed: int | None = None) -> Agent:
             importing a plugin or building the agent (one line naming the spec).
         TypeError: when a factory or loader returns something that is not an Agent
             (an ``InputTypeError``: a ``ValueError`` too).
+        DeviceError: a device this machine does not have (a ``ValueError``), checked
+            before anything is built.
     """
     seed = check_seed(seed)
+    if device is not None:  # torch is imported only when a device is asked for
+        from sichuan_env.agents.device import resolve_device
+
+        device = resolve_device(device)
     if isinstance(spec, str) and spec not in _FACTORIES:
         _load_entry_points()
     if isinstance(spec, str) and spec in _FACTORIES:
@@ -314,6 +324,8 @@ def make_agent(spec: str | os.PathLike, seed: int | None = None) -> Agent:
         )
     if not isinstance(agent, Agent):
         raise InputTypeError(f"the {what} returned {type(agent).__name__}, not an Agent")
+    if device is not None and callable(getattr(agent, "to", None)):
+        agent.to(device)
     return agent
 
 

@@ -10,6 +10,10 @@ advantages (``ignored`` below), as CleanRL does for its own next-step envs.
 Illegal actions never happen: the policy's logits are masked with
 ``envs.action_masks()`` before sampling. At the end the policy plays greedy
 hands against the heuristics and reports points per hand.
+
+The network runs where CleanRL puts it: ``--cuda`` (the default) uses a GPU when
+torch sees one (CUDA, else Apple's MPS; ``sichuan_env.agents.device``),
+``--no-cuda`` the CPU. The envs always step on the CPU, in numba.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 import gymnasium
 import numpy as np
 import torch
+from sichuan_env.agents.device import resolve_device
 from torch import nn
 
 import sichuan_env  # noqa: F401  (registers SichuanMahjong-v0 and its vector entry point)
@@ -47,13 +52,18 @@ class Args:
     reward_scale: float = 0.1
     eval_hands: int = 64
     metrics: str = ""  # a JSONL file: one row per update (empty: none)
+    cuda: bool = True  # run the network on a GPU when torch sees one (--no-cuda: the CPU)
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
     """``Args`` from the command line (``--num-envs 256`` sets ``num_envs``)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for name, value in vars(Args()).items():
-        p.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
+        flag = f"--{name.replace('_', '-')}"
+        if isinstance(value, bool):  # --cuda / --no-cuda
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=value)
+        else:
+            p.add_argument(flag, type=type(value), default=value)
     return Args(**vars(p.parse_args(argv)))
 
 
@@ -83,17 +93,23 @@ class Agent(nn.Module):
         return action, dist.log_prob(action), dist.entropy(), self.critic(h).squeeze(-1)
 
 
+def device_of(args: Args) -> torch.device:
+    """Where the network runs: CleanRL's ``--cuda`` (a GPU if torch sees one) or the CPU."""
+    return resolve_device("auto" if args.cuda else "cpu")
+
+
 def evaluate(agent: Agent, hands: int, seed: int) -> float:
     """Points per hand of the greedy policy against three heuristics (one env per hand)."""
+    device = next(agent.parameters()).device
     envs = gymnasium.make_vec("SichuanMahjong-v0", num_envs=hands)
     obs, _ = envs.reset(seed=seed)
     total, done = np.zeros(hands), np.zeros(hands, dtype=bool)
     while not done.all():
         with torch.no_grad():
-            x = torch.as_tensor(obs.reshape(hands, -1), dtype=torch.float32)
+            x = torch.as_tensor(obs.reshape(hands, -1), dtype=torch.float32, device=device)
             logits = agent.actor(agent.body(x))
-            mask = torch.as_tensor(envs.action_masks())
-            action = logits.masked_fill(~mask, -1e9).argmax(1).numpy()
+            mask = torch.as_tensor(envs.action_masks(), device=device)
+            action = logits.masked_fill(~mask, -1e9).argmax(1).cpu().numpy()
         obs, reward, term, _, _ = envs.step(action)
         total += np.where(done, 0.0, reward)
         done |= term
@@ -104,53 +120,55 @@ def evaluate(agent: Agent, hands: int, seed: int) -> float:
 def train(args: Args) -> tuple[Agent, list[dict[str, float]]]:
     """Run PPO; returns the agent and one log row per update."""
     torch.manual_seed(args.seed)
+    device = device_of(args)
     envs = gymnasium.make_vec(
         "SichuanMahjong-v0", num_envs=args.num_envs, reward_scale=args.reward_scale
     )
     n, steps = args.num_envs, args.num_steps
     obs_dim = int(np.prod(envs.single_observation_space.shape))
     n_actions = int(envs.single_action_space.n)
-    agent = Agent(obs_dim, n_actions)
+    agent = Agent(obs_dim, n_actions).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
 
-    obs_buf = torch.zeros((steps, n, obs_dim))
-    mask_buf = torch.zeros((steps, n, n_actions), dtype=torch.bool)
-    actions = torch.zeros((steps, n), dtype=torch.long)
-    logprobs, rewards, values = (torch.zeros((steps, n)) for _ in range(3))
-    dones = torch.zeros((steps, n))  # the hand ended at this step
-    ignored = torch.zeros((steps, n), dtype=torch.bool)  # an autoreset step: not a decision
+    on = {"device": device}  # every tensor lives on the network's device
+    obs_buf = torch.zeros((steps, n, obs_dim), **on)
+    mask_buf = torch.zeros((steps, n, n_actions), dtype=torch.bool, **on)
+    actions = torch.zeros((steps, n), dtype=torch.long, **on)
+    logprobs, rewards, values = (torch.zeros((steps, n), **on) for _ in range(3))
+    dones = torch.zeros((steps, n), **on)  # the hand ended at this step
+    ignored = torch.zeros((steps, n), dtype=torch.bool, **on)  # an autoreset step: not a decision
 
     obs, _ = envs.reset(seed=args.seed)
-    next_obs = torch.as_tensor(obs.reshape(n, -1), dtype=torch.float32)
-    next_done = torch.zeros(n)
+    next_obs = torch.as_tensor(obs.reshape(n, -1), dtype=torch.float32, **on)
+    next_done = torch.zeros(n, **on)
     next_reset = np.zeros(n, dtype=bool)  # envs the next step resets (NEXT_STEP autoreset)
     batch = steps * n
     log: list[dict[str, float]] = []
     start = time.perf_counter()
     for update in range(1, args.total_timesteps // batch + 1):
         for step in range(steps):
-            obs_buf[step], ignored[step] = next_obs, torch.as_tensor(next_reset)
-            mask_buf[step] = torch.as_tensor(envs.action_masks())
+            obs_buf[step], ignored[step] = next_obs, torch.as_tensor(next_reset, **on)
+            mask_buf[step] = torch.as_tensor(envs.action_masks(), **on)
             with torch.no_grad():
                 action, logprob, _, value = agent.get_action_and_value(next_obs, mask_buf[step])
             actions[step], logprobs[step], values[step] = action, logprob, value
-            obs, reward, term, trunc, _ = envs.step(action.numpy())
-            rewards[step] = torch.as_tensor(reward, dtype=torch.float32)
-            next_done = torch.as_tensor(term | trunc, dtype=torch.float32)
+            obs, reward, term, trunc, _ = envs.step(action.cpu().numpy())
+            rewards[step] = torch.as_tensor(reward, dtype=torch.float32, **on)
+            next_done = torch.as_tensor(term | trunc, dtype=torch.float32, **on)
             dones[step] = next_done
             next_reset = term | trunc
-            next_obs = torch.as_tensor(obs.reshape(n, -1), dtype=torch.float32)
+            next_obs = torch.as_tensor(obs.reshape(n, -1), dtype=torch.float32, **on)
 
         with torch.no_grad():  # GAE; a hand's end cuts the bootstrap, autoreset rows carry 0
             next_value = agent.get_value(next_obs)
-            advantages = torch.zeros((steps, n))
-            last = torch.zeros(n)
+            advantages = torch.zeros((steps, n), **on)
+            last = torch.zeros(n, **on)
             for t in reversed(range(steps)):
                 nxt = next_value if t == steps - 1 else values[t + 1]
                 cont = 1.0 - dones[t]
                 delta = rewards[t] + args.gamma * nxt * cont - values[t]
                 last = delta + args.gamma * args.gae_lambda * cont * last
-                last = torch.where(ignored[t], torch.zeros(n), last)
+                last = torch.where(ignored[t], torch.zeros(n, **on), last)
                 advantages[t] = last
             returns = advantages + values
 
@@ -161,7 +179,7 @@ def train(args: Args) -> tuple[Agent, list[dict[str, float]]]:
         size = int(keep.sum())
         mb = max(1, size // args.num_minibatches)
         for _ in range(args.update_epochs):
-            for idx in torch.randperm(size).split(mb):
+            for idx in torch.randperm(size, **on).split(mb):
                 _, newlogp, entropy, newv = agent.get_action_and_value(
                     b_obs[idx], b_mask[idx], b_act[idx]
                 )

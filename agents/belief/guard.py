@@ -17,6 +17,8 @@ rotations against three heuristics; ``research/belief_play``).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from sichuan_env.agents.base import Agent, BaseAgent
 from sichuan_env.agents.belief.model import BeliefModel
@@ -149,6 +151,17 @@ class GuardedAgent(BaseAgent):
         self.dist = get_tables()["DIST"]
         self.guarded = 0
         self.discards = 0
+
+    def to(self, device: Any) -> GuardedAgent:
+        """Run the belief model (and a base agent that has ``to``) on ``device``; returns self.
+
+        Raises:
+            DeviceError: a device this machine does not have (a ``ValueError``).
+        """
+        self.model.to(device)
+        if callable(getattr(self.base, "to", None)):
+            self.base.to(device)
+        return self
 
     def _act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         base = self.base.act_batch(np.ascontiguousarray(obs[:, :V1_ROWS]), masks)

@@ -47,6 +47,7 @@ from sichuan_env.agents import checkpoint
 from sichuan_env.agents.base import check_observations
 from sichuan_env.agents.belief.heads import NAMES
 from sichuan_env.agents.belief.net import BeliefConfig, BeliefNet
+from sichuan_env.agents.device import amp_dtype, autocast, resolve_device
 
 from sichuan_env.encoding.events import VOCAB_SIZE
 from sichuan_env.tiles import InputTypeError
@@ -127,10 +128,19 @@ class BeliefModel:
         net: the network (put in eval mode).
         meta: the checkpoint's config, when loaded from one.
         batch_size: rows per forward pass.
+        device: where the network runs (``sichuan_env.agents.device``); None keeps it
+            where it is.
+        amp: autocast of the forward passes (``auto``: bfloat16 on CUDA GPUs that have it).
     """
 
     def __init__(
-        self, net: BeliefNet, meta: dict[str, Any] | None = None, *, batch_size: int = 4096
+        self,
+        net: BeliefNet,
+        meta: dict[str, Any] | None = None,
+        *,
+        batch_size: int = 4096,
+        device: str | torch.device | None = None,
+        amp: str = "auto",
     ) -> None:
         if not isinstance(net, BeliefNet):
             raise ValueError(f"net must be a BeliefNet, got {type(net).__name__}")
@@ -139,6 +149,19 @@ class BeliefModel:
         self.net = net.eval()
         self.meta = meta or {}
         self.batch_size = batch_size
+        self.amp = amp
+        self.to(next(net.parameters()).device if device is None else device)
+
+    def to(self, device: str | torch.device) -> BeliefModel:
+        """Run the network on ``device`` from now on; returns self.
+
+        Raises:
+            DeviceError: a device this machine does not have (a ``ValueError``).
+        """
+        self.device = resolve_device(device)
+        self._cast = amp_dtype(self.device, self.amp)
+        self.net.to(self.device)
+        return self
 
     @property
     def obs_version(self) -> int:
@@ -176,10 +199,16 @@ class BeliefModel:
             if tok is not None:
                 ends = (tok[lo : lo + self.batch_size] != 0).sum(axis=1)
                 t = tok[lo : lo + self.batch_size, : max(1, int(ends.max(initial=1)))]
-                extra = {"tokens": torch.from_numpy(t), "ends": torch.from_numpy(ends)}
-            out = self.net(torch.from_numpy(o[lo : lo + self.batch_size]), **extra)
+                extra = {
+                    "tokens": torch.from_numpy(t).to(self.device),
+                    "ends": torch.from_numpy(ends).to(self.device),
+                }
+            x = torch.from_numpy(o[lo : lo + self.batch_size]).to(self.device)
+            with autocast(self.device, self._cast):
+                out = self.net(x, **extra)
             for k in self.heads:
-                parts[k].append((torch.sigmoid(out[k]) if probs else out[k]).numpy())
+                y = out[k].float()
+                parts[k].append((torch.sigmoid(y) if probs else y).cpu().numpy())
         return {k: np.concatenate(v).astype(np.float32) for k, v in parts.items()}
 
     def logits(self, obs: np.ndarray, tokens: np.ndarray | None = None) -> dict[str, np.ndarray]:

@@ -197,7 +197,7 @@ class BeliefNet(nn.Module):
             if tokens is None or ends is None:
                 raise ValueError("a sequence belief network needs tokens and ends")
             h, _ = self.gru(self.embed(tokens.long()))  # [S, L, H]
-            rows = torch.arange(len(ends)) if seq is None else seq
+            rows = torch.arange(len(ends), device=ends.device) if seq is None else seq
             state = h[rows, ends.long() - 1]
             g = g + self.seq_proj(state)
             extra = self.seq_out(state)  # [B, n_seat + n_tile * 27]

@@ -188,7 +188,8 @@ class PolicyNet(nn.Module):
         """The ``aux_features`` of ``obs`` when the architecture reads them, else None."""
         if not self.config.aux:
             return None
-        return torch.from_numpy(aux_features(obs[:, : self.config.public_rows].numpy()))
+        o = obs[:, : self.config.public_rows].cpu().numpy()  # numba kernels: on the CPU
+        return torch.from_numpy(aux_features(o)).to(obs.device)
 
     def _features(self, obs: torch.Tensor, aux: torch.Tensor | None) -> torch.Tensor:
         x = obs[:, : self.config.public_rows].float()
@@ -206,8 +207,8 @@ class PolicyNet(nn.Module):
         """The heuristic's action per row (``int64[B]``) when the network reads it, else None."""
         if not self.config.prior:
             return None
-        o = obs[:, : self.config.public_rows].numpy()
-        return torch.from_numpy(heuristic_choices(o, mask.numpy()))
+        o = obs[:, : self.config.public_rows].cpu().numpy()  # numba kernels: on the CPU
+        return torch.from_numpy(heuristic_choices(o, mask.cpu().numpy())).to(obs.device)
 
     def _logits(
         self,

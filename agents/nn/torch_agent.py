@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from sichuan_env.agents import checkpoint
 from sichuan_env.agents.base import BaseAgent, check_masks, check_observations, check_seed
+from sichuan_env.agents.device import amp_dtype, autocast, resolve_device
 from sichuan_env.agents.nn.policy import PolicyConfig, PolicyNet, masked_logits
 
 FORMAT = "sichuan-torch-agent/1"
@@ -114,6 +115,13 @@ class TorchAgent(BaseAgent):
         seed: seeds the sampling generator.
         batch_size: rows per forward pass.
         meta: the checkpoint's config, when loaded from one.
+        device: where the network runs (``sichuan_env.agents.device``: ``auto``, ``cpu``,
+            ``cuda[:N]``, ``mps`` or a ``torch.device``); None keeps the network where it is.
+        amp: autocast of the forward passes: ``auto`` (bfloat16 on CUDA GPUs that have
+            it), ``bf16`` or ``off``.
+
+    Raises:
+        DeviceError: a device this machine does not have (a ``ValueError``).
     """
 
     def __init__(
@@ -125,6 +133,8 @@ class TorchAgent(BaseAgent):
         seed: int | None = None,
         batch_size: int = 4096,
         meta: dict[str, Any] | None = None,
+        device: str | torch.device | None = None,
+        amp: str = "auto",
     ) -> None:
         if not isinstance(net, PolicyNet):
             raise ValueError(f"net must be a PolicyNet, got {type(net).__name__}")
@@ -139,11 +149,29 @@ class TorchAgent(BaseAgent):
         self.batch_size = batch_size
         self.meta = meta or {}
         self._gen = torch.Generator()
+        self.amp = amp
+        self.to(next(net.parameters()).device if device is None else device)
         self.reset(seed)
+
+    def to(self, device: str | torch.device) -> TorchAgent:
+        """Run the network on ``device`` from now on (``sichuan_env.agents.device``); returns self.
+
+        Raises:
+            DeviceError: a device this machine does not have (a ``ValueError``).
+        """
+        self.device = resolve_device(device)
+        self._cast = amp_dtype(self.device, self.amp)
+        self.net.to(self.device)
+        return self
 
     @classmethod
     def load(
-        cls, spec: str | os.PathLike, seed: int | None = None, *, greedy: bool = True
+        cls,
+        spec: str | os.PathLike,
+        seed: int | None = None,
+        *,
+        greedy: bool = True,
+        device: str | torch.device | None = None,
     ) -> TorchAgent:
         """A shipped checkpoint by name (``"ppo"``, ``"bc"``) or a ``.pt`` path.
 
@@ -153,7 +181,7 @@ class TorchAgent(BaseAgent):
         path = checkpoint.resolve(spec)
         net, doc = load_network(path)
         name = str(spec) if path.parent != SHIPPED_DIR else path.stem
-        return cls(net, name=name, greedy=greedy, seed=seed, meta=doc)
+        return cls(net, name=name, greedy=greedy, seed=seed, meta=doc, device=device)
 
     def reset(self, seed: int | None = None) -> None:
         """Reseed the sampling generator (the policy has no per-hand memory)."""
@@ -163,10 +191,12 @@ class TorchAgent(BaseAgent):
     @torch.no_grad()
     def _logits(self, obs: np.ndarray, masks: np.ndarray) -> torch.Tensor:
         out = []
-        for lo in range(0, len(obs), self.batch_size):
-            o = torch.from_numpy(obs[lo : lo + self.batch_size])
-            m = torch.from_numpy(masks[lo : lo + self.batch_size])
-            out.append(masked_logits(self.net.logits(o, mask=m), m))
+        for lo in range(0, len(obs), self.batch_size):  # batches on the device, logits back
+            o = torch.from_numpy(obs[lo : lo + self.batch_size]).to(self.device)
+            m = torch.from_numpy(masks[lo : lo + self.batch_size]).to(self.device)
+            with autocast(self.device, self._cast):
+                logits = self.net.logits(o, mask=m)
+            out.append(masked_logits(logits.float(), m).cpu())
         return torch.cat(out)
 
     def _act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:

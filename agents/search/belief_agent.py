@@ -18,6 +18,7 @@ the same draws the closest-to-ready rule scores.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 from sichuan_env.agents.belief.model import BeliefModel
@@ -83,6 +84,15 @@ class BeliefSearchAgent(SearchAgent):
                 "the belief model reads event tokens; the search needs a planes-only model"
             )
         self.model = model
+
+    def to(self, device: Any) -> BeliefSearchAgent:
+        """Run the belief model on ``device`` (``sichuan_env.agents.device``); returns self.
+
+        Raises:
+            DeviceError: a device this machine does not have (a ``ValueError``).
+        """
+        self.model.to(device)
+        return self
 
     def _beliefs(self, states: np.ndarray) -> np.ndarray:
         return belief_rows(self.model, states, self.rules)

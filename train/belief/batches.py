@@ -172,7 +172,12 @@ def take(
 
 
 def forward(net: BeliefNet, b: dict[str, Any]) -> dict[str, torch.Tensor]:
-    """The network's logits on a ``take`` batch (with its tokens for a sequence network)."""
+    """The network's logits on a ``take`` batch (with its tokens for a sequence network).
+
+    The inputs move to the network's device; the logits stay there.
+    """
+    dev = next(net.parameters()).device
     if not net.config.seq_hidden:
-        return net(b["obs"])
-    return net(b["obs"], tokens=b["tokens"], ends=b["ends"], seq=b["seq"])
+        return net(b["obs"].to(dev))
+    x = {k: b[k].to(dev) for k in ("obs", "tokens", "ends", "seq")}
+    return net(x["obs"], tokens=x["tokens"], ends=x["ends"], seq=x["seq"])

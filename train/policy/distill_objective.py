@@ -35,7 +35,7 @@ def dense_targets(cands: np.ndarray, gain: np.ndarray, base: np.ndarray):
 
 def raw_logits(net: PolicyNet, obs: torch.Tensor, aux: torch.Tensor | None) -> torch.Tensor:
     """The network's own logits, without the heuristic prior."""
-    none = torch.full((len(obs),), -1, dtype=torch.long)
+    none = torch.full((len(obs),), -1, dtype=torch.long, device=obs.device)
     return net.logits(obs, aux, prior=none)
 
 
@@ -44,7 +44,7 @@ def distill_loss(net, obs, aux, mask, is_c, gain, base, floor: float, hinge_coef
     lg = raw_logits(net, obs, aux).float()
     diff = lg - lg.gather(1, base[:, None])
     other = torch.ones_like(is_c)
-    other[torch.arange(len(base)), base] = False
+    other[torch.arange(len(base), device=base.device), base] = False
     reg_m = is_c & other
     reg = ((diff - gain) ** 2)[reg_m].sum() / max(int(reg_m.sum()), 1)
     hin_m = (mask != 0) & ~is_c
@@ -64,10 +64,10 @@ def softmax_loss(net, obs, aux, mask, is_c, gain, base, floor: float, hinge_coef
     """
     lg = raw_logits(net, obs, aux).float()
     diff = lg - lg.gather(1, base[:, None])
-    none = torch.tensor(-float("inf"))
+    none = torch.tensor(-float("inf"), device=lg.device)
     log_q = torch.log_softmax(torch.where(is_c, gain / temperature, none), dim=1)
     log_p = torch.log_softmax(torch.where(is_c, lg / temperature, none), dim=1)
-    ce_rows = -torch.where(is_c, log_q.exp() * log_p, torch.zeros(())).sum(1)
+    ce_rows = -torch.where(is_c, log_q.exp() * log_p, torch.zeros((), device=lg.device)).sum(1)
     multi = is_c.sum(1) > 1
     ce = ce_rows[multi].sum() / max(int(multi.sum()), 1)
     hin_m = (mask != 0) & ~is_c
@@ -83,10 +83,11 @@ OBJECTIVES = {"regression": distill_loss, "softmax": softmax_loss}
 def choices(net: PolicyNet, data: dict, margin: float, batch: int = 4096) -> np.ndarray:
     """The greedy action per row with the heuristic's action boosted by ``margin`` points."""
     out = []
+    dev = next(net.parameters()).device
     for i in range(0, len(data["obs"]), batch):
         sl = slice(i, i + batch)
-        lg = raw_logits(net, torch.from_numpy(data["obs"][sl]), torch.from_numpy(data["aux"][sl]))
-        lg = lg.float()
+        obs, aux = (torch.from_numpy(data[k][sl]).to(dev) for k in ("obs", "aux"))
+        lg = raw_logits(net, obs, aux).float().cpu()
         lg[torch.arange(len(lg)), torch.from_numpy(data["base_act"][sl])] += margin
         lg[torch.from_numpy(data["mask"][sl] == 0)] = -float("inf")
         out.append(lg.argmax(1).numpy())
@@ -142,14 +143,14 @@ def prepare(rows: dict, net: PolicyNet) -> dict:
             "base_act": base_act, "hand": rows["hand"]}  # fmt: skip
 
 
-def tensors(data: dict, idx: np.ndarray):
-    """The tensors of rows ``idx`` of ``prepare``d data, in ``distill_loss``'s order."""
-    aux = torch.from_numpy(data["aux"][idx]) if data["aux"].shape[1] else None
-    return (
-        torch.from_numpy(data["obs"][idx]), aux, torch.from_numpy(data["mask"][idx]),
-        torch.from_numpy(data["is_c"][idx]), torch.from_numpy(data["gain_d"][idx]),
-        torch.from_numpy(data["base_act"][idx]),
-    )  # fmt: skip
+def tensors(data: dict, idx: np.ndarray, device: torch.device | str = "cpu"):
+    """The tensors of rows ``idx`` of ``prepare``d data on ``device``, in ``distill_loss``'s order."""
+
+    def t(key: str) -> torch.Tensor:
+        return torch.from_numpy(data[key][idx]).to(device)
+
+    aux = t("aux") if data["aux"].shape[1] else None
+    return t("obs"), aux, t("mask"), t("is_c"), t("gain_d"), t("base_act")
 
 
 @torch.no_grad()
@@ -162,7 +163,7 @@ def val_loss(net: PolicyNet, val: dict, floor: float, batch: int = 4096) -> floa
     tot, n = 0.0, 0
     for i in range(0, len(val["obs"]), batch):
         idx = np.arange(i, min(i + batch, len(val["obs"])))
-        _, reg, _ = distill_loss(net, *tensors(val, idx), floor, 0.0)
+        _, reg, _ = distill_loss(net, *tensors(val, idx, next(net.parameters()).device), floor, 0.0)
         tot += float(reg) * len(idx)
         n += len(idx)
     return tot / max(n, 1)

@@ -38,6 +38,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sichuan_env.agents.device import add_device_args
+
 from sichuan_env import RuleConfig
 from sichuan_env._cli import (
     MAX_SEED,
@@ -87,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--anchor-decisions", type=int_arg(1, 10**8), default=300_000, help="heuristic decisions scanned for setup anchor rows (300000)")  # fmt: skip
     p.add_argument("--seed", type=int_arg(0, MAX_SEED // 1000), default=0)
     p.add_argument("--threads", type=int_arg(1, 1024), default=2)
+    add_device_args(p)  # the fit and the matches; the label stages play in numba on the CPU
     return p
 
 
@@ -215,13 +218,18 @@ def write_state(run_dir: Path, doc: dict) -> None:
     write_atomic(run_dir / "exit.json", json.dumps(doc, indent=1))
 
 
-def match(new: Path, other: str | Path, walls: int, seed: int) -> dict[str, float]:
+def match(
+    new: Path, other: str | Path, walls: int, seed: int, device: str = "cpu"
+) -> dict[str, float]:
     """``new`` in one seat against three ``other`` (a name or a checkpoint), duplicate; its statistics."""
     from sichuan_env.agents.eval.evaluate import play_duplicate
     from sichuan_env.agents.eval.match_stats import summarize
     from sichuan_env.agents.registry import make_agent
 
-    agents = {"new": make_agent(str(new), seed), "other": make_agent(str(other), seed + 1)}
+    agents = {
+        "new": make_agent(str(new), seed, device=device),
+        "other": make_agent(str(other), seed + 1, device=device),
+    }
     lineup = ["new", "other", "other", "other"]
     records = play_duplicate(lineup, walls, RuleConfig(), seed, progress=True, agents=agents)
     s = summarize(lineup, records, walls)["new"]
@@ -229,8 +237,10 @@ def match(new: Path, other: str | Path, walls: int, seed: int) -> dict[str, floa
     return {k: float(s[k]) for k in keys} | {"walls": walls, "seed": seed}
 
 
-def run_round(run_dir: Path, doc: dict, k: int, threads: int) -> None:
-    """Finish round ``k``'s remaining stages, saving the state after each."""
+def run_round(
+    run_dir: Path, doc: dict, k: int, threads: int, device: str = "cpu", amp: str = "auto"
+) -> None:
+    """Finish round ``k``'s remaining stages, saving the state after each (``device``: fit, eval)."""
     from sichuan_env.train.policy import exit_labels, search_distill
 
     s = doc["settings"]
@@ -266,12 +276,14 @@ def run_round(run_dir: Path, doc: dict, k: int, threads: int) -> None:
                     "--anchor-decisions", str(s["anchor_decisions"]), "--objective", s["objective"],
                     "--margins", *map(str, s["margins"])]  # fmt: skip
             argv += ["--no-anchor-claims"] if s["claims"] else []
+            argv += ["--device", device, "--amp", amp]
             fitted = search_distill.main(argv)
             entry["fit"] = {"margin": fitted["chosen"]["margin"], "selection": fitted["chosen"]}
         else:
             new = network_of(run_dir, s, k)
-            entry["vs_heuristic"] = match(new, "heuristic", s["eval_walls"], 1000 * s["seed"])
-            entry["vs_previous"] = match(new, prev, s["eval_walls"], 1000 * s["seed"] + k)
+            walls, seed = s["eval_walls"], 1000 * s["seed"]
+            entry["vs_heuristic"] = match(new, "heuristic", walls, seed, device)
+            entry["vs_previous"] = match(new, prev, walls, seed + k, device)
         entry["seconds"][stage] = round(time.time() - t0, 1)
         entry["done"].append(stage)
         write_state(run_dir, doc)
@@ -342,7 +354,7 @@ def main(argv: list[str] | None = None) -> dict:
             continue
         left = args.rounds - k + 1
         print(f"[exit] round {k} of {args.rounds}; {left} round(s) left", flush=True)
-        run_round(args.run, doc, k, args.threads)
+        run_round(args.run, doc, k, args.threads, args.device, args.amp)
     report(doc)
     return doc
 

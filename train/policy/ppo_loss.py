@@ -28,30 +28,40 @@ def ppo_update(
     policy_on: bool,
     rng: np.random.Generator,
 ) -> dict[str, float]:
-    """PPO epochs over the buffer; returns the mean losses and diagnostics."""
+    """PPO epochs over the buffer; returns the mean losses and diagnostics.
+
+    The rollout moves to the network's device (``ref`` must be there too); the forward
+    passes autocast to ``args.cast`` when set (``--amp``), else bfloat16 with ``args.bf16``.
+    """
     adv_np, ret_np = buf.advantages(args.gamma, args.lam)
     n = buf.n
-    obs = torch.from_numpy(buf.obs[:n])
-    oracle = torch.from_numpy(buf.oracle[:n]) if buf.oracle is not None else None
-    aux = torch.from_numpy(buf.aux[:n]) if buf.aux is not None else net.aux_of(obs)
-    masks = torch.from_numpy(buf.masks[:n])
+    dev = next(net.parameters()).device
+
+    def t(x: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(x).to(dev)
+
+    obs = t(buf.obs[:n])
+    oracle = t(buf.oracle[:n]) if buf.oracle is not None else None
+    aux = t(buf.aux[:n]) if buf.aux is not None else net.aux_of(obs)
+    masks = t(buf.masks[:n])
     # the heuristic's choices, once per rollout: stored by the collector for a prior learner,
     # computed here when only the KL reference reads them (networks without a prior ignore them)
     prior = None
     if net.config.prior:
-        prior = torch.from_numpy(buf.prior[:n])
+        prior = t(buf.prior[:n])
     elif ref is not None and ref.config.prior:
         prior = ref.prior_of(obs, masks)
-    cast = torch.autocast("cpu", torch.bfloat16, enabled=args.bf16)
-    actions = torch.from_numpy(buf.actions[:n])
-    old_logp = torch.from_numpy(buf.logp[:n])
-    adv = torch.from_numpy(adv_np)
-    ret = torch.from_numpy(ret_np)
+    dtype = args.cast if hasattr(args, "cast") else (torch.bfloat16 if args.bf16 else None)
+    cast = torch.autocast(dev.type, dtype or torch.bfloat16, enabled=dtype is not None)
+    actions = t(buf.actions[:n])
+    old_logp = t(buf.logp[:n])
+    adv = t(adv_np)
+    ret = t(ret_np)
     sums: dict[str, float] = {}
     count = 0
     net.train()
     for _ in range(args.epochs):
-        order = torch.from_numpy(rng.permutation(n))
+        order = t(rng.permutation(n))
         for lo in range(0, n, args.minibatch):
             idx = order[lo : lo + args.minibatch]
             aux_b = None if aux is None else aux[idx]
@@ -73,7 +83,7 @@ def ppo_update(
             a = (a - a.mean()) / (a.std() + 1e-8) if len(idx) > 1 else a
             pg = torch.max(-a * ratio, -a * ratio.clamp(1 - args.clip, 1 + args.clip)).mean()
             v_loss = 0.5 * (value - ret[idx]).pow(2).mean()
-            kl_ref = torch.zeros(())
+            kl_ref = torch.zeros((), device=dev)
             if ref is not None:
                 with torch.no_grad(), cast:
                     ref_aux = aux_b if ref.config.aux else None

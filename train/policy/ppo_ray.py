@@ -59,7 +59,7 @@ def pool_spec(pool: list[tuple[str, Agent]]) -> PoolSpec:
         if isinstance(agent, HeuristicAgent):
             out.append((name, "heuristic"))
         elif isinstance(agent, TorchAgent):
-            state = {k: v.detach().clone() for k, v in agent.net.state_dict().items()}
+            state = {k: v.detach().cpu().clone() for k, v in agent.net.state_dict().items()}
             out.append((name, (agent.net.config.to_dict(), state)))
         else:
             raise ValueError(f"pool opponent {name!r} cannot be sent to a Ray worker")
@@ -243,7 +243,8 @@ class RayRollouts:
         Raises:
             RayUnavailableError: a worker died (its env's hands are lost with it).
         """
-        weights = self._ray.put({k: v.detach() for k, v in self.net.state_dict().items()})
+        # the workers act on their CPUs whatever --device the learner trains on
+        weights = self._ray.put({k: v.detach().cpu() for k, v in self.net.state_dict().items()})
         refs = [w.collect.remote(weights, steps, self.net.training) for w in self.workers]
         try:
             outs = self._ray.get(refs)

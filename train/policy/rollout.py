@@ -17,6 +17,7 @@ import time
 import numpy as np
 import torch
 from sichuan_env.agents.base import Agent
+from sichuan_env.agents.device import autocast
 from sichuan_env.agents.nn.policy import PolicyNet, masked_logits
 
 from sichuan_env._jit import njit
@@ -108,6 +109,8 @@ class Collector:
         reward_scale: points -> reward.
         seed: seeds the action sampling and opponent draws.
         bf16: bfloat16 autocast of the policy's forward passes (``sichuan_env.train.policy.ppo --bf16``).
+        cast: the autocast dtype of the forward passes (``--amp``; None: ``bf16``'s). The
+            batches run on the network's device; actions are sampled on the CPU.
     """
 
     def __init__(
@@ -120,8 +123,10 @@ class Collector:
         reward_scale: float,
         seed: int,
         bf16: bool = False,
+        cast: torch.dtype | None = None,
     ) -> None:
         self.net, self.venv, self.pool = net, venv, pool
+        self.device = next(net.parameters()).device
         self.reward_scale = reward_scale
         self.pool_heuristic = pool_heuristic
         self.rng = np.random.default_rng(seed)
@@ -138,6 +143,7 @@ class Collector:
         self.spec = get_obs_version(venv.obs_version)
         self.stats = {"t_env": 0.0, "t_policy": 0.0, "t_opp": 0.0, "steps": 0}
         self.bf16 = bf16
+        self.cast = cast if cast is not None else (torch.bfloat16 if bf16 else None)
         self.hand_points: dict[str, list[float]] = {name: [] for name, _ in pool}
         self._buf_rewards = np.zeros(0, dtype=np.float32)
         self._buf_dones = np.zeros(0, dtype=np.bool_)
@@ -170,15 +176,18 @@ class Collector:
             if rows.size:
                 if buf.n + rows.size > len(buf.actions):
                     raise ValueError("rollout buffer too small for steps x envs decisions")
-                o = torch.from_numpy(obs[rows, : self.rows])
+                dev = self.device
+                o = torch.from_numpy(obs[rows, : self.rows]).to(dev)
                 m = torch.from_numpy(mask[rows])
                 aux = self.net.aux_of(o)
                 prior = self.net.prior_of(o, m)
-                with torch.autocast("cpu", torch.bfloat16, enabled=self.bf16):
-                    logits, value = self.net(o, aux, m, prior)
+                with autocast(dev, self.cast):
+                    logits, value = self.net(o, aux, m.to(dev), prior)
                     if self.oracle:
-                        value = self.net.oracle_value(torch.from_numpy(obs[rows]))
-                logits, value = logits.float(), value.float()
+                        value = self.net.oracle_value(torch.from_numpy(obs[rows]).to(dev))
+                logits, value = logits.float().cpu(), value.float().cpu()  # sampled on the CPU
+                aux = None if aux is None else aux.cpu()
+                prior = None if prior is None else prior.cpu()
                 logp_all = torch.log_softmax(masked_logits(logits, m), dim=1)
                 a = torch.multinomial(logp_all.exp(), 1, generator=self.gen).squeeze(1)
                 k = np.arange(buf.n, buf.n + rows.size)
@@ -250,6 +259,6 @@ class Collector:
         for j in range(open_i.size):
             self.spec.encode_at(states, int(open_i[j]), int(open_s[j]), oracle, r, views[j])
         with torch.no_grad():
-            v = torch.from_numpy(views)
+            v = torch.from_numpy(views).to(self.device)
             value = self.net.oracle_value(v) if oracle else self.net.state_value(v[:, : self.rows])
-        buf.boot[self.last[open_i, open_s]] = value.numpy()
+        buf.boot[self.last[open_i, open_s]] = value.float().cpu().numpy()

@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from sichuan_env.agents.device import add_device_args, amp_dtype, autocast, resolve_device
 from sichuan_env.agents.nn.policy import PolicyNet
 from sichuan_env.agents.nn.torch_agent import load_network
 from sichuan_env.agents.registry import make_agent
@@ -183,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--select-walls", type=int_arg(0, 100_000), default=2500, help="duplicate walls per margin (0: choose by the held-out estimate)")  # fmt: skip
     p.add_argument("--select-seed", type=int_arg(0, MAX_SEED), default=100)
     p.add_argument("--threads", type=int_arg(1, 1024), default=2)
+    add_device_args(p)
     p.add_argument("--seed", type=int_arg(0, MAX_SEED), default=0)
     return p
 
@@ -210,6 +212,8 @@ def main(argv: list[str] | None = None) -> dict:
     if is_val.all():
         fail(PROG, f"--labels: every row is held out (--val-mod {args.val_mod}): none to train on")
     setup(args.threads, args.seed)
+    device = resolve_device(args.device)
+    cast = amp_dtype(device, args.amp)
 
     def make_opt(net: PolicyNet) -> torch.optim.Optimizer:
         return torch.optim.Adam(
@@ -220,7 +224,7 @@ def main(argv: list[str] | None = None) -> dict:
     if args.resume:
         try:
             net, opt, counters, doc = load_run(
-                args.run, make_opt, counters=COUNTERS, method="search_distill"
+                args.run, make_opt, counters=COUNTERS, method="search_distill", device=device
             )
         except (OSError, ValueError) as exc:
             fail(PROG, f"--resume: {exc}")
@@ -241,7 +245,7 @@ def main(argv: list[str] | None = None) -> dict:
             with torch.no_grad():
                 net.policy.weight.zero_()
                 net.policy.bias.zero_()
-        net.train()
+        net.to(device).train()
         opt = make_opt(net)
         counters = {"epoch": 0, "samples": 0, "wall_clock_s": 0.0, "best_val": float("inf")}
     train_rows = {k: v[~is_val] for k, v in rows.items()}
@@ -269,14 +273,16 @@ def main(argv: list[str] | None = None) -> dict:
         regs, hinges = [], []
         steps = range(0, len(order), args.batch)
         for i in track(steps, description=f"distill epoch {counters['epoch'] + 1}"):
-            batch = tensors(train, order[i : i + args.batch])
-            if args.objective == "softmax":
-                loss, reg, hinge = OBJECTIVES["softmax"](net, *batch, args.floor, args.hinge_coef,
-                                                         args.temperature)  # fmt: skip
-            else:
-                loss, reg, hinge = OBJECTIVES["regression"](
-                    net, *batch, args.floor, args.hinge_coef
-                )
+            batch = tensors(train, order[i : i + args.batch], device)
+            with autocast(device, cast):
+                if args.objective == "softmax":
+                    loss, reg, hinge = OBJECTIVES["softmax"](
+                        net, *batch, args.floor, args.hinge_coef, args.temperature
+                    )
+                else:
+                    loss, reg, hinge = OBJECTIVES["regression"](
+                        net, *batch, args.floor, args.hinge_coef
+                    )
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -337,7 +343,7 @@ def finish(args: argparse.Namespace, val: dict, p_label: float, meta: dict) -> d
     from sichuan_env.train.common import evaluate_vs_heuristic
 
     net, doc = load_network(args.run / "best.pt")
-    net.eval()
+    net.to(resolve_device(args.device)).eval()
     table = margin_table(net, val, p_label, args.margins)
     key = "gain_per_hand"
     if args.select_walls > 0:
