@@ -19,6 +19,7 @@ from rich.table import Table
 
 from sichuan_env import __version__
 from sichuan_env._cli import path_problem, write_atomic
+from sichuan_env._jit_time import jit_time
 
 
 def log(msg: str) -> None:
@@ -106,6 +107,10 @@ def write_results(name: str, body: dict[str, Any], path: Path | None) -> dict[st
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "commit": commit(),
         "machine": machine_info(),
+        # numba compile time in this process: every timing above is taken after a warm-up
+        # (``median_time``, the benchmarks' own warm-up calls), so none of it includes this;
+        # benchmarks.cold_start measures the compile itself
+        "jit_compile_s": jit_time().compiling,
         **body,
     }
     out = path or Path("benchmarks/results") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json"

@@ -87,3 +87,9 @@ def test_readme_and_getting_started_describe_ci_the_same_way():
 
     guide = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
     assert described(README) == described(guide)
+
+
+def test_ci_builds_in_fresh_venvs_without_the_banner():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "python3 -m venv --clear .ci-venv" in ci and "python3 -m venv --clear .ci-rllib" in ci
+    assert "export NO_MKDOCS_2_WARNING=1" in ci
