@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from sichuan_env.agents.belief.model import (
     BeliefConfig,
     BeliefModel,
@@ -94,6 +94,7 @@ from sichuan_env._cli import (
     run,
 )
 from sichuan_env._files import write_atomic
+from sichuan_env._progress import progress_bar
 
 PROG = "sichuan_env.train.belief.train"
 COUNTERS = {"step": int, "epoch": int, "shard": int, "batch": int, "best": BEST, "wall": float}
@@ -301,7 +302,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     columns = (TextColumn("steps"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("{task.fields[info]}"))  # fmt: skip
     stop = False
-    with Progress(*columns, disable=args.quiet) as bar:
+    with progress_bar(*columns, disable=args.quiet) as bar:
         task = bar.add_task("train", total=planned, completed=counters["step"], info="")
         while counters["epoch"] < args.epochs and not stop:
             order = np.random.default_rng([args.seed, counters["epoch"]]).permutation(len(files))

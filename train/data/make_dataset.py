@@ -31,8 +31,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from sichuan_env.agents.eval.evaluate import block_seed, make_lineup_agents
 from sichuan_env.train.data.schema import FORMAT, LABEL_SHAPES, decision_schema
 
@@ -46,6 +45,7 @@ from sichuan_env._cli import (
     run,
 )
 from sichuan_env._files import owned_entries, write_atomic
+from sichuan_env._progress import progress_bar
 from sichuan_env.encoding.events import VOCAB_SIZE, event_sequences
 from sichuan_env.encoding.registry import get as get_obs_version
 from sichuan_env.encoding.registry import versions
@@ -150,7 +150,7 @@ def _run_parts(
     pending = {task.remote(job): p for p, job in enumerate(jobs)}
     done: dict[int, dict[str, int]] = {}
     columns = (TextColumn("parts"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), disable=not progress) as bar:
+    with progress_bar(*columns, disable=not progress) as bar:
         t = bar.add_task("parts", total=len(jobs))
         while pending:
             ready, _ = ray_mod.wait(list(pending), num_returns=1)
@@ -220,7 +220,7 @@ def generate_part(
     games: list[dict[str, Any]] = []
     columns = (TextColumn("hands"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with (
-        Progress(*columns, console=Console(stderr=True), disable=not progress) as bar,
+        progress_bar(*columns, disable=not progress) as bar,
         open(out / "records.jsonl", "w", encoding="utf-8") as records,
     ):
         task = bar.add_task("hands", total=hands)

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 from sichuan_env.agents.base import Agent
 from sichuan_env.agents.device import add_device_args, amp_dtype, autocast, resolve_device
 from sichuan_env.agents.nn.policy import PolicyConfig, PolicyNet, masked_logits
@@ -66,6 +66,7 @@ from sichuan_env._cli import (
     int_arg,
     run,
 )
+from sichuan_env._progress import progress_bar
 from sichuan_env.envs.acting import Decisions, SeatMemory, ask
 from sichuan_env.envs.vector import VectorEnv
 
@@ -310,7 +311,7 @@ def main(argv: list[str] | None = None) -> dict:
     }
     row: dict = {}
     columns = (TextColumn("bc epoch {task.completed:.0f}"), BarColumn(), TextColumn("{task.fields[info]}"), TimeElapsedColumn())  # fmt: skip
-    with Progress(*columns, disable=args.quiet, transient=False) as bar:
+    with progress_bar(*columns, disable=args.quiet, transient=False) as bar:
         task = bar.add_task("bc", total=args.epochs, completed=counters["epoch"], info="")
         # at least one epoch: the budget is checked after each
         while counters["epoch"] < args.epochs and (not row or time.time() - t0 < args.minutes * 60):

@@ -62,7 +62,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 from sichuan_env.agents.base import Agent
 from sichuan_env.agents.device import add_device_args, amp_dtype, resolve_device
 from sichuan_env.agents.eval.distributed import RayUnavailableError
@@ -98,6 +98,7 @@ from sichuan_env._cli import (
     int_arg,
     run,
 )
+from sichuan_env._progress import progress_bar
 from sichuan_env.encoding.registry import get as get_obs_version
 from sichuan_env.envs.vector import VectorEnv
 
@@ -320,7 +321,7 @@ def main(argv: list[str] | None = None) -> dict:
     t_start, base_clock, start_iter = time.time(), counters["wall_clock_s"], counters["iteration"]
     row: dict = {}
     columns = (TextColumn("ppo it {task.completed:.0f}"), BarColumn(), TextColumn("{task.fields[info]}"), TimeElapsedColumn())  # fmt: skip
-    with Progress(*columns, disable=args.quiet) as bar:
+    with progress_bar(*columns, disable=args.quiet) as bar:
         task = bar.add_task("ppo", total=args.iterations, completed=start_iter, info="")
         # at least one iteration: the budget is checked after each
         while counters["iteration"] < args.iterations and (
