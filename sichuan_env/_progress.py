@@ -19,7 +19,7 @@ from ._jit_time import compiling_since, jit_time
 
 
 class JitColumn(ProgressColumn):
-    """ "compiling numba kernels (N s)" while a cold compile runs, else nothing."""
+    """The note "compiling numba kernels (N s)" while a cold compile runs, else nothing."""
 
     def render(self, task: Task) -> Text:
         """The note, or an empty text."""

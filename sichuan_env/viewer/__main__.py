@@ -58,9 +58,7 @@ MAX_ERRORS = 20
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=PROG, description=__doc__, formatter_class=PlainHelp
-    )
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=PlainHelp)
     p.add_argument(
         "record",
         type=Path,
