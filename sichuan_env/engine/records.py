@@ -9,16 +9,22 @@ action is replayed through the engine, and every field of the record's
 The action strings and the payment ledger are not kept while a hand is
 played: ``history`` rebuilds them from the engine's decision log by
 replaying it on a copy of the deal.
+
+This module reads a hand through the ``Hand`` protocol and never imports
+``game.py`` (``Game`` imports this module and satisfies the protocol): the
+two do not import each other.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 import jsonschema
+import numpy as np
 
 from ..kernels.layout import BASE_NAMES, EXTRA_NAMES
 from ..rules.config import RuleConfig
@@ -27,8 +33,26 @@ from .actions import SELF_KONG, action_to_str
 from .errors import IllegalActionError
 from .state import END_FIRST_WIN, END_THREE_WON, END_WALL, MAX_LOG, PH_EXCHANGE
 
-if TYPE_CHECKING:
-    from .game import Game
+
+class Hand(Protocol):
+    """What records read of a hand and replay through (``sichuan_env.engine.game.Game`` is one).
+
+    ``type(hand)(rules, wall=..., dealer=..., exchange_offset=...)`` deals the same
+    hand again (``history`` replays the log on such a copy).
+    """
+
+    rules: RuleConfig
+    _st: np.ndarray
+
+    def is_over(self) -> bool: ...  # noqa: D102
+    def to_act(self) -> int | None: ...  # noqa: D102
+    def legal(self) -> list[str]: ...  # noqa: D102
+    def step(self, action: str) -> None: ...  # noqa: D102
+    def result(self) -> dict[str, Any]: ...  # noqa: D102
+    def _apply(self, action: int) -> None: ...
+
+
+H = TypeVar("H", bound=Hand)
 
 RECORD_FORMAT = "sichuan-mahjong-record/1"
 END_NAMES = {END_THREE_WON: "three_won", END_WALL: "wall_empty", END_FIRST_WIN: "first_win"}
@@ -79,7 +103,7 @@ def validate_record(record: object) -> None:
         raise ValueError(f"not a valid {RECORD_FORMAT} record: at {where}: {message}")
 
 
-def history(game: Game) -> tuple[list[list[Any]], list[dict[str, Any]]]:
+def history(game: Hand) -> tuple[list[list[Any]], list[dict[str, Any]]]:
     """The record's actions and the payment ledger of ``game`` so far, rebuilt from its log.
 
     Raises:
@@ -90,9 +114,8 @@ def history(game: Game) -> tuple[list[list[Any]], list[dict[str, Any]]]:
     if n >= MAX_LOG:
         raise RuntimeError(f"the decision log is full ({MAX_LOG}); the record is incomplete")
     offset = int(st["exchange_offset"]) if game.rules.exchange_three else None
-    shadow = type(game)(
-        game.rules, wall=st["wall"], dealer=int(st["dealer"]), exchange_offset=offset
-    )
+    deal: Callable[..., Hand] = type(game)
+    shadow = deal(game.rules, wall=st["wall"], dealer=int(st["dealer"]), exchange_offset=offset)
     sst = shadow._st[0]
     actions: list[list[Any]] = []
     ledger: list[dict[str, Any]] = []
@@ -115,7 +138,7 @@ def history(game: Game) -> tuple[list[list[Any]], list[dict[str, Any]]]:
     return actions, ledger
 
 
-def wins(game: Game) -> list[dict[str, Any]]:
+def wins(game: Hand) -> list[dict[str, Any]]:
     """Every win so far, in the order they happened (docs/rules.md §10 fields)."""
     st = game._st[0]
     out = []
@@ -139,7 +162,7 @@ def wins(game: Game) -> list[dict[str, Any]]:
     return out
 
 
-def result(game: Game, ledger: list[dict[str, Any]]) -> dict[str, Any]:
+def result(game: Hand, ledger: list[dict[str, Any]]) -> dict[str, Any]:
     """Scores, wins, the payment ledger and, once over, the end, next dealer and 流局 settlement."""
     st = game._st[0]
     res: dict[str, Any] = {
@@ -159,8 +182,8 @@ def result(game: Game, ledger: list[dict[str, Any]]) -> dict[str, Any]:
     return res
 
 
-def replay(cls: type[Game], record: object, *, check_result: bool = True) -> Game:
-    """Replay a record through the engine; see ``Game.from_record``."""
+def replay(cls: Callable[..., H], record: object, *, check_result: bool = True) -> H:
+    """Replay a record through the engine: ``cls`` deals (``Game``); see ``Game.from_record``."""
     validate_record(record)
     assert isinstance(record, dict)  # the schema says so
     rules = RuleConfig.from_dict(record["rules"])
