@@ -108,62 +108,32 @@ Version history
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, ClassVar, SupportsIndex, overload
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
 from ..encoding.registry import get as get_obs_version
-from ..engine.actions import ACTION_SPACE, action_from_str, action_to_str
+from ..engine.actions import ACTION_SPACE, action_to_str
 from ..engine.game import Game, IllegalActionError, validate_seed
 from ..engine.step import ILLEGAL, decide_at
 from ..kernels.tables import get_tables
 from ..rules.config import RuleConfig, kernel_rules
 from .action_check import action_id
-from .render import render_rgb, render_seat
+from .aec_order import OrderEnforcing
+from .aec_views import (
+    AGENTS,
+    ILLEGAL_ACTION_MODES,
+    RENDER_MODES,
+    AECViews,
+    LegalActions,
+    check_options,
+)
 
-AGENTS = [f"player_{i}" for i in range(4)]
 _SEATS = {a: i for i, a in enumerate(AGENTS)}
 _NO_DELTAS = [0, 0, 0, 0]
 _NO_REWARDS: dict[str, float] = dict.fromkeys(AGENTS, 0)
-RENDER_MODES = ("human", "ansi", "rgb_array")
-ILLEGAL_ACTION_MODES = ("raise", "penalize", "terminate")
-
-
-class LegalActions(Sequence[str]):
-    """The legal actions of the seat to act as strings, decoded on first use.
-
-    Behaves as a list (``==``, ``in``, indexing, iteration); decoding costs a
-    few microseconds, so the env only pays it when a caller looks.
-    """
-
-    def __init__(self, game: Game) -> None:
-        self._game = game
-        self._items: list[str] | None = None
-
-    def _list(self) -> list[str]:
-        if self._items is None:
-            self._items = self._game.legal()
-        return self._items
-
-    @overload
-    def __getitem__(self, i: SupportsIndex) -> str: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[str]: ...
-    def __getitem__(self, i: SupportsIndex | slice) -> str | list[str]:
-        return self._list()[i]
-
-    def __len__(self) -> int:
-        return len(self._list())
-
-    def __eq__(self, other: object) -> bool:
-        return self._list() == list(other) if isinstance(other, Sequence) else NotImplemented
-
-    def __repr__(self) -> str:
-        return repr(self._list())
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -175,85 +145,7 @@ def env(**kwargs: Any) -> AECEnv:
     return OrderEnforcing(raw_env(**kwargs))
 
 
-class OrderEnforcing(wrappers.OrderEnforcingWrapper):
-    """PettingZoo's ``OrderEnforcingWrapper`` raising ``RuntimeError`` for calls out of order.
-
-    PettingZoo's own wrapper raises ``AssertionError`` for a call before
-    ``reset`` and only warns for a ``step`` after every agent has left; this
-    one raises the ``RuntimeError`` the project promises (README, "Errors and
-    guarantees"). Attribute reads before ``reset`` keep PettingZoo's
-    ``AttributeError``. ``last()`` skips the per-attribute forwarding that
-    otherwise costs more than the env's step.
-    """
-
-    def _require_reset(self, call: str) -> None:
-        if not self._has_reset:
-            raise RuntimeError(f"{call} before reset(): call reset() first")
-
-    def step(self, action: Any) -> None:
-        """The raw env's ``step``; RuntimeError before ``reset`` or after every agent left."""
-        self._require_reset("step()")
-        if not self.env.agents:
-            raise RuntimeError("the hand is over and every agent has left: call reset()")
-        self._has_updated = True
-        self.env.step(action)
-
-    def observe(self, agent: str) -> Any:
-        """The raw env's ``observe``; RuntimeError before ``reset``."""
-        self._require_reset("observe()")
-        return self.env.observe(agent)
-
-    def render(self) -> Any:
-        """The raw env's ``render``; RuntimeError before ``reset``."""
-        self._require_reset("render()")
-        return self.env.render()
-
-    def state(self) -> np.ndarray:
-        """The raw env's ``state``; RuntimeError before ``reset``."""
-        self._require_reset("state()")
-        return self.env.state()
-
-    def agent_iter(self, max_iter: int = 2**63) -> Any:
-        """PettingZoo's checked agent iterator; RuntimeError before ``reset``.
-
-        Yields the selected agent while agents remain, at most ``max_iter``
-        times, and (as PettingZoo's) raises ``AssertionError`` when a loop
-        body called neither ``step`` nor ``reset``.
-        """
-        self._require_reset("agent_iter()")
-        return _AgentIterable(self, max_iter)
-
-    def last(self, observe: bool = True) -> tuple:
-        """``(observation, cumulative reward, terminated, truncated, info)`` of the selected agent."""
-        if not self._has_reset:
-            raise RuntimeError("last() before reset(): call reset() first")
-        return self.env.last(observe)
-
-
-class _AgentIterable:
-    """What ``OrderEnforcing.agent_iter`` returns: each ``iter()`` a fresh checked iterator."""
-
-    __slots__ = ("max_iter", "wrapper")
-
-    def __init__(self, wrapper: OrderEnforcing, max_iter: int) -> None:
-        self.wrapper = wrapper
-        self.max_iter = max_iter
-
-    def __iter__(self) -> Any:
-        return _agents(self.wrapper, self.wrapper.env, self.max_iter)
-
-
-def _agents(wrapper: OrderEnforcing, raw: AECEnv, left: int) -> Any:
-    """PettingZoo's ``AECOrderEnforcingIterator`` as a generator, reading the raw env directly."""
-    while left > 0 and raw.agents:
-        left -= 1
-        if not wrapper._has_updated:
-            raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
-        wrapper._has_updated = False
-        yield raw.agent_selection
-
-
-class raw_env(AECEnv):
+class raw_env(AECViews, AECEnv):
     """One hand of 血战到底 per episode; see the module docstring for the full spec.
 
     Args:
@@ -293,28 +185,9 @@ class raw_env(AECEnv):
         info_legal_names: bool = False,
     ) -> None:
         super().__init__()
-        self.rules = RuleConfig() if rules is None else rules
-        if not isinstance(self.rules, RuleConfig):
-            raise TypeError(f"rules must be a RuleConfig, got {type(self.rules).__name__}")
-        if not isinstance(oracle, (bool, np.bool_)):
-            raise TypeError(f"oracle must be True or False, got {oracle!r}")
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(
-                f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}"
-            )
-        if not isinstance(illegal_action, str) or illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(
-                f"illegal_action must be one of {list(ILLEGAL_ACTION_MODES)}, "
-                f"got {illegal_action!r}"
-            )
-        if isinstance(illegal_penalty, (bool, np.bool_)) or not isinstance(
-            illegal_penalty, (int, float, np.integer, np.floating)
-        ):
-            raise TypeError(f"illegal_penalty must be a number, got {illegal_penalty!r}")
-        if not 0 <= float(illegal_penalty) < float("inf"):
-            raise ValueError(f"illegal_penalty must be finite and >= 0, got {illegal_penalty!r}")
-        if not isinstance(info_legal_names, (bool, np.bool_)):
-            raise TypeError(f"info_legal_names must be True or False, got {info_legal_names!r}")
+        self.rules = check_options(
+            rules, oracle, render_mode, illegal_action, illegal_penalty, info_legal_names
+        )
         self._spec = get_obs_version(obs_version)
         self.obs_version = int(obs_version)
         self.oracle = bool(oracle)
@@ -343,24 +216,6 @@ class raw_env(AECEnv):
         self._encode = self._spec.encode_at
         self._infos_fresh = False  # every info is {"illegal_action": False} (no names)
 
-    def observation_space(self, agent: str) -> spaces.Space:
-        """The observation space of an agent (the same for all)."""
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent: str) -> spaces.Space:
-        """``Discrete(88)`` for every agent."""
-        return self.action_spaces[agent]
-
-    @staticmethod
-    def action_to_str(action: int) -> str:
-        """Record syntax of an action id (docs/rules.md §10)."""
-        return action_to_str(action)
-
-    @staticmethod
-    def action_from_str(text: str) -> list[int]:
-        """Action ids of a record action (three picks for ``exchange``)."""
-        return action_from_str(text)
-
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new hand; ``seed`` (an integer in ``[0, 2**64)``) makes the sequence reproducible."""
         if seed is not None:
@@ -382,49 +237,6 @@ class raw_env(AECEnv):
         if self.render_mode == "human":
             self.render()
 
-    def _update_infos(self, offender: str | None = None) -> None:
-        """Fresh infos: ``illegal_action`` (True for ``offender``), names if asked for."""
-        if self._infos_fresh and offender is None:
-            return  # every info is {"illegal_action": False} already
-        for a in self.agents:
-            self.infos[a] = {"illegal_action": a == offender}
-        self._infos_fresh = offender is None and not self.info_legal_names
-        if self.info_legal_names:
-            game = self._game()
-            live = not game.is_over() and not self.terminations[self.agent_selection]
-            legal = LegalActions(game) if live else []
-            for a in self.agents:
-                self.infos[a]["legal_actions"] = legal if a == self.agent_selection else []
-
-    def legal_action_names(self, agent: str) -> list[str]:
-        """The legal actions of ``agent`` in record syntax ("discard 5p", "pong"; [] if not to act).
-
-        Raises:
-            RuntimeError: before ``reset``. ValueError: an unknown agent.
-        """
-        game = self._game()
-        self._seat(agent)
-        if agent != self.agent_selection or self.terminations.get(agent, True):
-            return []
-        return game.legal()
-
-    def _game(self) -> Game:
-        if self.game is None:
-            raise RuntimeError("the env has no hand yet: call reset() first")
-        return self.game
-
-    @staticmethod
-    def _agent_to_act(game: Game) -> str:
-        seat = game.to_act()
-        if seat is None:
-            raise RuntimeError("the hand is over: no agent is to act")
-        return AGENTS[seat]
-
-    def _seat(self, agent: object) -> int:
-        if agent not in AGENTS:
-            raise ValueError(f"unknown agent {agent!r}; agents: {AGENTS}")
-        return AGENTS.index(agent)
-
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation", "action_mask"}`` of ``agent``."""
         game = self.game
@@ -435,25 +247,6 @@ class raw_env(AECEnv):
         self._encode(game._st, 0, seat, self.oracle, self._r, obs)
         if agent == self.agent_selection and not self.terminations.get(agent, True):
             mask = (game._scratch if game._mask_ok else game._mask()).copy()
-        else:
-            mask = np.zeros(ACTION_SPACE, dtype=np.int8)
-        return {"observation": obs, "action_mask": mask}
-
-    def observe_as(self, agent: str, version: int, oracle: bool = False) -> dict[str, np.ndarray]:
-        """``observe`` in another observation version (agents of several versions at one table).
-
-        Raises:
-            RuntimeError: before ``reset``. ValueError: an unknown agent or version.
-        """
-        game = self._game()
-        seat = self._seat(agent)
-        spec = self._spec if version == self.obs_version else get_obs_version(version)
-        if not isinstance(oracle, (bool, np.bool_)):
-            raise TypeError(f"oracle must be True or False, got {oracle!r}")
-        obs = np.zeros(spec.shape(bool(oracle)), dtype=np.uint8)
-        spec.encode_at(game._st, 0, seat, bool(oracle), self._r, obs)
-        if self.agent_selection == agent and not self.terminations.get(agent, True):
-            mask = game.legal_mask()
         else:
             mask = np.zeros(ACTION_SPACE, dtype=np.int8)
         return {"observation": obs, "action_mask": mask}
@@ -533,10 +326,6 @@ class raw_env(AECEnv):
         if self.render_mode == "human":
             self.render()
 
-    @staticmethod
-    def _legal_strs(game: Game) -> list[str]:
-        return [str(int(a)) for a in game.legal_ids()]
-
     def _penalize(self, agent: str) -> None:
         """An illegal action under ``"penalize"`` / ``"terminate"``: the hand does not move."""
         self._cumulative_rewards[agent] = 0
@@ -547,25 +336,14 @@ class raw_env(AECEnv):
             self.terminations = {a: True for a in self.agents}
         self._update_infos(offender=agent)
 
-    def render(self) -> str | np.ndarray | None:
-        """The selected agent's view: text (``ansi``), printed (``human``) or an image (``rgb_array``).
 
-        Returns:
-            A string for ``ansi``, ``uint8[H, W, 3]`` for ``rgb_array``, None for
-            ``human`` (it prints) and without a render mode.
-
-        Raises:
-            RuntimeError: before ``reset``.
-        """
-        game = self._game()
-        seat = AGENTS.index(self.agent_selection)
-        if self.render_mode == "rgb_array":
-            return render_rgb(game, seat)
-        if self.render_mode == "ansi":
-            return render_seat(game, seat)
-        if self.render_mode == "human":
-            print(render_seat(game, seat) + "\n", flush=True)
-        return None
-
-    def close(self) -> None:
-        """Nothing to release."""
+__all__ = [
+    "AGENTS",
+    "ILLEGAL_ACTION_MODES",
+    "RENDER_MODES",
+    "IllegalActionError",
+    "LegalActions",
+    "OrderEnforcing",
+    "env",
+    "raw_env",
+]
