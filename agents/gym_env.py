@@ -54,13 +54,8 @@ from typing import Any
 import gymnasium
 import numpy as np
 from gymnasium import spaces
-from sichuan_env.agents.gym_args import (
-    MAX_MAGNITUDE,
-    RENDER_MODES,
-    check_env_args,
-    check_options,
-    is_int,
-)
+from sichuan_env.agents.gym_args import MAX_MAGNITUDE, RENDER_MODES, check_options, is_int
+from sichuan_env.agents.gym_core import SeatEnvCore
 from sichuan_env.agents.registry import make_agent
 from sichuan_env.agents.rule_based.fused import learner_step_at, run_styles_at, style_codes
 
@@ -72,7 +67,6 @@ from sichuan_env.engine.errors import IllegalActionError
 from sichuan_env.engine.state import PH_OVER
 from sichuan_env.envs.acting import SeatMemory, ask_one
 from sichuan_env.envs.action_check import action_id
-from sichuan_env.envs.render import render_rgb, render_seat
 from sichuan_env.kernels.tables import get_tables
 from sichuan_env.tiles import echo
 
@@ -102,7 +96,7 @@ def _opponent(spec: object, k: int) -> Any:
     return spec
 
 
-class SingleSeatEnv(gymnasium.Env):
+class SingleSeatEnv(SeatEnvCore, gymnasium.Env):
     """One seat of 血战到底 against three agents; see the module docstring.
 
     Args:
@@ -146,28 +140,17 @@ class SingleSeatEnv(gymnasium.Env):
         render_mode: str | None = None,
         fused_opponents: bool = True,
     ) -> None:
-        args = check_env_args(
+        # the checks and settings both envs share (gym_core)
+        args = self._configure(
             opponents, rules, obs_version, seat, oracle, reward_scale, illegal_action,
             illegal_penalty, render_mode, fused_opponents,
         )  # fmt: skip
-        self.rules = args.rules
-        self._spec = args.spec
-        self.oracle = args.oracle
-        self.seat_rule = args.seat
-        self.reward_scale = args.reward_scale
-        self.illegal_action = args.illegal_action
-        self.illegal_penalty = args.illegal_penalty
-        self.render_mode = args.render_mode
-        self.opponent_specs = args.opponents
         self.opponents = [_opponent(spec, k) for k, spec in enumerate(args.opponents)]
-        self.observation_space: spaces.Box = spaces.Box(
-            0, 1, self._spec.shape(self.oracle), dtype=np.uint8
-        )
-        self.action_space = spaces.Discrete(ACTION_SPACE)
+        self.observation_space: spaces.Box
+        self.observation_space, self.action_space = self._single_spaces()
         self._game: Game | None = None
         self._hand = 0
-        self.seat = 0 if args.seat == "rotate" else int(args.seat)
-        self._r = self.rules.as_array().copy()
+        self.seat = self._seat_of(0)
         self._memory = SeatMemory(1)  # stateful opponents: one hidden state per seat
         # rule-based opponents named by string play inside numba (rule_based.fused): the same
         # answers, no Python per decision; agent objects are always asked as they are
@@ -204,11 +187,9 @@ class SingleSeatEnv(gymnasium.Env):
         super().reset(seed=seed)
         if seed is not None:
             self._hand = 0
-        if self.seat_rule == "rotate":
-            self.seat = self._hand % 4
+        self.seat = self._seat_of(self._hand)
         if self._codes is not None:
-            for k in range(3):
-                self._styles[(self.seat + 1 + k) % 4] = self._codes[k]
+            self._seat_styles(self._styles, self.seat, self._codes)
         self._hand += 1
         self._memory.hand_started()
         self._game = game = Game(self.rules, seed=int(self.np_random.integers(0, 2**63)))
@@ -283,14 +264,11 @@ class SingleSeatEnv(gymnasium.Env):
         """
         if self.render_mode is None:
             return None
-        game = self._require()
-        if self.render_mode == "rgb_array":
-            return render_rgb(game, self.seat)
-        text = render_seat(game, self.seat)
+        frame = self._frame(self._require(), self.seat)
         if self.render_mode == "human":
-            print(text, flush=True)
+            print(frame, flush=True)
             return None
-        return text
+        return frame
 
     @property
     def game(self) -> Game:

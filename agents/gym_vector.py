@@ -70,11 +70,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
-from sichuan_env.agents.gym_args import check_env_args, check_options, reset_mask, seed_list
+from sichuan_env.agents.gym_args import check_options, reset_mask, seed_list
+from sichuan_env.agents.gym_core import SeatEnvCore
 from sichuan_env.agents.gym_kernels import RESET, SKIP, step_envs
 from sichuan_env.agents.rule_based.fused import style_codes
 
@@ -85,7 +85,6 @@ from sichuan_env.engine.actions import ACTION_SPACE
 from sichuan_env.engine.errors import IllegalActionError
 from sichuan_env.engine.state import STATE_DTYPE
 from sichuan_env.envs.action_check import action_ids
-from sichuan_env.envs.render import render_rgb, render_seat
 from sichuan_env.kernels.tables import get_tables
 from sichuan_env.tiles import echo
 
@@ -94,7 +93,7 @@ MAX_ENVS = 1 << 20
 """Most envs of one ``SingleSeatVectorEnv`` (about 3 KB of engine state each)."""
 
 
-class SingleSeatVectorEnv(VectorEnv):
+class SingleSeatVectorEnv(SeatEnvCore, VectorEnv):
     """``num_envs`` single-seat hands against rule-based opponents; see the module docstring.
 
     Args:
@@ -145,7 +144,8 @@ class SingleSeatVectorEnv(VectorEnv):
             raise TypeError(f"num_envs must be an integer, got {echo(num_envs)}")
         if not 1 <= num_envs <= MAX_ENVS:
             raise ValueError(f"num_envs must be in [1, {MAX_ENVS}], got {num_envs}")
-        args = check_env_args(
+        # the checks and settings both envs share (gym_core)
+        args = self._configure(
             opponents, rules, obs_version, seat, oracle, reward_scale, illegal_action,
             illegal_penalty, render_mode, fused_opponents, render_modes=("ansi", "rgb_array"),
         )  # fmt: skip
@@ -161,25 +161,12 @@ class SingleSeatVectorEnv(VectorEnv):
                 "vectorization_mode='sync', opponents=...)"
             )
         n = self.num_envs = int(num_envs)
-        self.rules = args.rules
-        self.oracle = args.oracle
-        self.seat_rule = args.seat
-        self.reward_scale = args.reward_scale
-        self.illegal_action = args.illegal_action
-        self.illegal_penalty = args.illegal_penalty
-        self.render_mode = args.render_mode
-        self.opponent_specs = args.opponents
         self.copy = bool(copy)
-        self._spec = args.spec
         self._enc = {_v1.encode_at: 1, _v2.encode_at: 2}.get(args.spec.encode_at, 0)
-        self.single_observation_space = spaces.Box(
-            0, 1, args.spec.shape(args.oracle), dtype=np.uint8
-        )
-        self.single_action_space = spaces.Discrete(ACTION_SPACE)
+        self.single_observation_space, self.single_action_space = self._single_spaces()
         self.observation_space = batch_space(self.single_observation_space, n)
         self.action_space = batch_space(self.single_action_space, n)
         self._codes = codes
-        self._r = self.rules.as_array().copy()
         self._states = np.zeros(n, dtype=STATE_DTYPE)
         self._masks = np.zeros((n, ACTION_SPACE), dtype=np.int8)
         self._obs = np.zeros((n, *args.spec.shape(args.oracle)), dtype=np.uint8)
@@ -279,8 +266,7 @@ class SingleSeatVectorEnv(VectorEnv):
         """
         if self.render_mode is None:
             return None
-        draw = render_rgb if self.render_mode == "rgb_array" else render_seat
-        return tuple(draw(self.game(i), int(self._seats[i])) for i in range(self.num_envs))
+        return tuple(self._frame(self.game(i), int(self._seats[i])) for i in range(self.num_envs))
 
     def game(self, i: int) -> Game:
         """A ``Game`` replaying env ``i``'s current hand (a copy: stepping it moves nothing).
@@ -316,12 +302,8 @@ class SingleSeatVectorEnv(VectorEnv):
             rng = self._rngs[i]
             if rng is None:
                 rng = self._rngs[i] = seeding.np_random()[0]
-            if self.seat_rule == "rotate":
-                self._seats[i] = self._hands[i] % 4
-            else:
-                self._seats[i] = self.seat_rule
-            for k in range(3):
-                self._styles[i, (self._seats[i] + 1 + k) % 4] = self._codes[k]
+            self._seats[i] = seat = self._seat_of(int(self._hands[i]))
+            self._seat_styles(self._styles[i], seat, self._codes)
             self._hands[i] += 1
             self._deal_seeds[i] = int(rng.integers(0, 2**63))
 

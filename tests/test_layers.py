@@ -319,6 +319,8 @@ SPLIT = {
     "sichuan_env/envs/pettingzoo.py": 400,
     "sichuan_env/envs/aec_order.py": 400,
     "sichuan_env/envs/aec_views.py": 400,
+    # agents/gym_env.py and agents/gym_vector.py share one core: agents/gym_core.py
+    "agents/gym_core.py": 400,
 }
 """Modules split along their seams, with the most lines each may grow back to."""
 
@@ -359,3 +361,31 @@ def test_the_split_aec_env_keeps_its_public_names():
              "LegalActions", "OrderEnforcing", "env", "raw_env")  # fmt: skip
     assert all(hasattr(pz, n) for n in names)
     assert isinstance(pz.env(), pz.OrderEnforcing)
+
+
+def _statement_runs(path: Path, k: int) -> set[tuple[str, ...]]:
+    """Every run of ``k`` consecutive statements of a function body (docstrings left out)."""
+    runs: set[tuple[str, ...]] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = [
+                ast.unparse(st)
+                for st in node.body
+                if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))
+            ]
+            runs.update(tuple(body[i : i + k]) for i in range(len(body) - k + 1))
+    return runs
+
+
+def test_the_gym_envs_share_one_core_and_repeat_no_code():
+    # SingleSeatEnv and its batched twin keep their settings, spaces, seats and frames in
+    # agents/gym_core.py; no run of 3 statements stands in both (their signatures may)
+    from sichuan_env.agents.gym_core import SeatEnvCore
+    from sichuan_env.agents.gym_env import SingleSeatEnv
+    from sichuan_env.agents.gym_vector import SingleSeatVectorEnv
+
+    assert issubclass(SingleSeatEnv, SeatEnvCore) and issubclass(SingleSeatVectorEnv, SeatEnvCore)
+    both = _statement_runs(ROOT / "agents/gym_env.py", 3) & _statement_runs(
+        ROOT / "agents/gym_vector.py", 3
+    )
+    assert not both, sorted(both)[:3]
