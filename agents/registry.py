@@ -324,8 +324,9 @@ def make_agent(spec: str | os.PathLike, seed: int | None = None, *, device: Any 
         )
     if not isinstance(agent, Agent):
         raise InputTypeError(f"the {what} returned {type(agent).__name__}, not an Agent")
-    if device is not None and callable(getattr(agent, "to", None)):
-        agent.to(device)
+    to = getattr(agent, "to", None)  # agents that run a network: TorchAgent, the belief agents
+    if device is not None and callable(to):
+        to(device)
     return agent
 
 

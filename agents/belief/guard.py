@@ -159,8 +159,9 @@ class GuardedAgent(BaseAgent):
             DeviceError: a device this machine does not have (a ``ValueError``).
         """
         self.model.to(device)
-        if callable(getattr(self.base, "to", None)):
-            self.base.to(device)
+        to = getattr(self.base, "to", None)
+        if callable(to):
+            to(device)
         return self
 
     def _act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
