@@ -3,8 +3,8 @@
 Env ``i`` of the batched env (``sichuan_env.agents.gym_vector``) is exactly a
 ``SingleSeatEnv`` (``sichuan_env.agents.gym_env``) with the same arguments; what
 makes them agree is written once, here, in the mixin ``SeatEnvCore``: the
-checked settings (``_configure``: ``sichuan_env.agents.gym_args.check_env_args``,
-then the attributes both envs expose), the spaces of one env, the learner's
+checked settings (``_configure``: what ``sichuan_env.agents.gym_args.check_env_args``
+returns, as the attributes both envs expose), the spaces of one env, the learner's
 seat in each hand and the opponents' styles around it, and one render frame of
 the learner's view.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from sichuan_env.agents.gym_args import RENDER_MODES, EnvArgs, check_env_args
+from sichuan_env.agents.gym_args import EnvArgs
 
 from sichuan_env import Game, RuleConfig
 from sichuan_env.encoding.registry import ObsVersion
@@ -37,30 +37,8 @@ class SeatEnvCore:
     _spec: ObsVersion
     _r: np.ndarray
 
-    def _configure(
-        self,
-        opponents: object,
-        rules: object,
-        obs_version: object,
-        seat: object,
-        oracle: object,
-        reward_scale: object,
-        illegal_action: object,
-        illegal_penalty: object,
-        render_mode: object,
-        fused_opponents: object,
-        render_modes: tuple[str, ...] = RENDER_MODES,
-    ) -> EnvArgs:
-        """Check the constructor's arguments (``check_env_args``) and keep them.
-
-        Raises:
-            TypeError: an argument of the wrong type.
-            ValueError: an argument of the right type with a bad value.
-        """
-        args = check_env_args(
-            opponents, rules, obs_version, seat, oracle, reward_scale, illegal_action,
-            illegal_penalty, render_mode, fused_opponents, render_modes=render_modes,
-        )  # fmt: skip
+    def _configure(self, args: EnvArgs) -> EnvArgs:
+        """Keep the checked constructor arguments (``check_env_args``'s) as the env's settings."""
         self.rules = args.rules
         self._spec = args.spec
         self.oracle = args.oracle

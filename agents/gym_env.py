@@ -54,7 +54,13 @@ from typing import Any
 import gymnasium
 import numpy as np
 from gymnasium import spaces
-from sichuan_env.agents.gym_args import MAX_MAGNITUDE, RENDER_MODES, check_options, is_int
+from sichuan_env.agents.gym_args import (
+    MAX_MAGNITUDE,
+    RENDER_MODES,
+    check_env_args,
+    check_options,
+    is_int,
+)
 from sichuan_env.agents.gym_core import SeatEnvCore
 from sichuan_env.agents.registry import make_agent
 from sichuan_env.agents.rule_based.fused import learner_step_at, run_styles_at, style_codes
@@ -141,10 +147,10 @@ class SingleSeatEnv(SeatEnvCore, gymnasium.Env):
         fused_opponents: bool = True,
     ) -> None:
         # the checks and settings both envs share (gym_core)
-        args = self._configure(
+        args = self._configure(check_env_args(
             opponents, rules, obs_version, seat, oracle, reward_scale, illegal_action,
             illegal_penalty, render_mode, fused_opponents,
-        )  # fmt: skip
+        ))  # fmt: skip
         self.opponents = [_opponent(spec, k) for k, spec in enumerate(args.opponents)]
         self.observation_space: spaces.Box
         self.observation_space, self.action_space = self._single_spaces()

@@ -73,7 +73,7 @@ import numpy as np
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
-from sichuan_env.agents.gym_args import check_options, reset_mask, seed_list
+from sichuan_env.agents.gym_args import check_env_args, check_options, reset_mask, seed_list
 from sichuan_env.agents.gym_core import SeatEnvCore
 from sichuan_env.agents.gym_kernels import RESET, SKIP, step_envs
 from sichuan_env.agents.rule_based.fused import style_codes
@@ -145,10 +145,10 @@ class SingleSeatVectorEnv(SeatEnvCore, VectorEnv):
         if not 1 <= num_envs <= MAX_ENVS:
             raise ValueError(f"num_envs must be in [1, {MAX_ENVS}], got {num_envs}")
         # the checks and settings both envs share (gym_core)
-        args = self._configure(
+        args = self._configure(check_env_args(
             opponents, rules, obs_version, seat, oracle, reward_scale, illegal_action,
             illegal_penalty, render_mode, fused_opponents, render_modes=("ansi", "rgb_array"),
-        )  # fmt: skip
+        ))  # fmt: skip
         if not isinstance(copy, (bool, np.bool_)):
             raise TypeError(f"copy must be True or False, got {echo(copy)}")
         codes = style_codes(args.opponents)
