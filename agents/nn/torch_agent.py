@@ -17,7 +17,10 @@ file; the registry resolves both (``make_agent("ppo")``, ``make_agent("x.pt")``)
 
 Acting is greedy (the most probable legal action) unless ``greedy=False``,
 which samples from the masked softmax with the agent's own seeded generator.
-Inference runs in batches of ``batch_size`` rows without autograd.
+Inference runs in batches of ``batch_size`` rows without autograd, on the agent's
+``device`` (``TorchAgent(net, device="cuda")``, ``make_agent(spec, device=...)``,
+``agent.to(device)``; ``sichuan_env.agents.device``) with ``amp``'s autocast; the
+logits come back to the CPU, where the actions are picked.
 """
 
 from __future__ import annotations
