@@ -11,12 +11,21 @@ from research.exit.plot import main, summary
 pytestmark = pytest.mark.research
 
 
+def _match(ppm, ci):
+    return {"points_per_hand": ppm, "ci95": ci, "win_rate": 0.3, "deal_in_rate": 0.1,
+            "walls": 200, "seed": 7}  # fmt: skip
+
+
 def _round(k, done=("labels", "fit", "eval")):
-    r = {"round": k, "done": list(done), "seconds": {"labels": 1800.0, "fit": 0.0, "eval": 0.0}}
+    """A round entry as train.policy.exit writes it: each done stage's results present."""
+    r = {"round": k, "done": list(done), "seconds": {s: (1800.0 if s == "labels" else 0.0)
+                                                     for s in done}}  # fmt: skip
+    if "labels" in done:
+        r["labels"] = {"shards": 3, "new_rows": 9000, "rows": 9000 * k, "seconds": 1800.0}
+    if "fit" in done:
+        r["fit"] = {"margin": 0.3, "selection": {"epoch": 3}}
     if "eval" in done:
-        r.update(labels={"new_rows": 9000, "seconds": 1800.0}, fit={"margin": 0.3},
-                 vs_heuristic={"points_per_hand": 0.05 * k, "ci95": 0.04},
-                 vs_previous={"points_per_hand": 0.01, "ci95": 0.05})  # fmt: skip
+        r.update(vs_heuristic=_match(0.05 * k, 0.04), vs_previous=_match(0.01, 0.05))
     return r
 
 
