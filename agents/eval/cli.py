@@ -15,6 +15,15 @@ and rotations), win rate, deal-in rate (paid a win on its discard or its
 robbed kong), average fan of its wins, and at exhaustive draws the
 flower-pig and not-tenpai rates. Prints a table and writes JSON.
 
+Luck-adjusted estimates (``sichuan_env.agents.eval.luck``) are on by default
+where the shipped value model covers the preset: ``points_per_hand_adjusted``
+and ``ci95_adjusted`` beside the plain ones, unbiased whatever the model, with
+narrower intervals; the JSON's ``per_wall`` holds every agent's per-wall
+samples, plain and adjusted, for pairing with another match on the same walls.
+``--no-adjust`` turns it off; ``--target-ci X`` plays block after block until
+every agent's (adjusted, else plain) 95% interval is at most ``X``, with
+``--walls`` as the cap.
+
 ``--records DIR`` also writes every hand's game record (docs/rules.md §10) to
 ``DIR/records.jsonl``, one JSON object a line, in wall then rotation order:
 ``{"wall": w, "rotation": r, "seats": [agent of seat 0..3], "record": {...}}``;
@@ -29,6 +38,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sichuan_env.agents.eval.adjust import (
+    Corrections,
+    add_luck_args,
+    model_for,
+    per_wall_doc,
+    target_stop,
+)
 from sichuan_env.agents.eval.distributed import RayMissingError, play_duplicate_ray
 from sichuan_env.agents.eval.evaluate import (
     BLOCK_WALLS,
@@ -36,7 +52,7 @@ from sichuan_env.agents.eval.evaluate import (
     make_lineup_agents,
     play_duplicate,
 )
-from sichuan_env.agents.eval.match_stats import print_table, summarize
+from sichuan_env.agents.eval.match_stats import per_wall, print_table, summarize
 from sichuan_env.agents.registry import describe
 
 from sichuan_env import PRESETS, RuleConfig
@@ -45,6 +61,7 @@ from sichuan_env._cli import (
     add_overwrite,
     claim_output_or_exit,
     fail,
+    float_arg,
     int_arg,
     path_problem,
     run,
@@ -136,6 +153,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="play the blocks on a Ray cluster (its address, or 'local'); needs .[scale]",
     )
     p.add_argument("--workers", type=int_arg(1, 4096), default=2, help="Ray workers (with --ray)")
+    add_luck_args(p)
+    p.add_argument(
+        "--target-ci", type=float_arg(0, 100), default=None, metavar="X",
+        help="play blocks until every agent's 95%% CI (adjusted where available) is at most X "
+             "points per hand; --walls is the cap (not with --ray)",
+    )  # fmt: skip
     return p
 
 
@@ -163,13 +186,22 @@ def main(argv: list[str] | None = None) -> dict:
     if args.records is not None:  # replaced whole at the end: a failed match keeps the old one
         claim_output_or_exit(p, "--records", args.records, (RECORDS_FILE,), resume=None,
                              overwrite=args.overwrite, what="match's records", remove=False)  # fmt: skip
+    if args.target_ci is not None and args.ray is not None:
+        p.error("--target-ci plays block after block in this process; it does not take --ray")
     rules = RuleConfig.preset(args.preset)
+    model = model_for(args, rules, quiet=args.quiet)
+    corrections = Corrections(model) if model is not None else None
+    stop = None
+    if args.target_ci is not None:
+        log = None if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
+        stop = target_stop(args.lineup, corrections, args.target_ci, log)
     watch = Stopwatch()  # the match's time, a cold cache's numba compile left out
     if args.ray is None:
         try:
             records = play_duplicate(
-                args.lineup, args.walls, rules, args.seed, not args.quiet, agents, args.block_walls
-            )
+                args.lineup, args.walls, rules, args.seed, not args.quiet, agents,
+                args.block_walls, stop=stop,
+            )  # fmt: skip
         except (IllegalActionError, InputTypeError) as exc:  # a bad answer: one line
             fail("sichuan-eval", exc)
     else:
@@ -180,17 +212,30 @@ def main(argv: list[str] | None = None) -> dict:
             )  # fmt: skip
         except RayMissingError as exc:
             p.error(str(exc))
-    summary = summarize(args.lineup, records, args.walls)
     dt = watch.seconds
+    walls = max(w for w, _, _ in records) + 1
+    try:
+        corr = corrections.of(records) if corrections is not None else None
+    except ValueError as exc:  # a record the value model cannot replay: a bug, said plainly
+        fail("sichuan-eval", f"luck adjustment: {exc}")
+    summary = summarize(args.lineup, records, walls, corr)
     where = ", the Ray workers' compile included" if args.ray else ""
+    adjust = "" if corrections is None else f"; luck adjustment {corrections.seconds:.1f} s"
     print(
-        f"duplicate match: {args.walls} walls x 4 rotations, lineup {args.lineup}, "
-        f"preset {args.preset} ({watch.describe()}{where})"
+        f"duplicate match: {walls} walls x 4 rotations, lineup {args.lineup}, "
+        f"preset {args.preset} ({watch.describe()}{where}{adjust})"
     )
     print_table(summary)
     doc = {
         "lineup": args.lineup,
-        "walls": args.walls,
+        "walls": walls,
+        "walls_cap": args.walls,
+        "target_ci": args.target_ci,
+        "adjusted": corrections is not None,
+        "value_model": None
+        if model is None
+        else {"spec": str(args.value_model), "sha256": model.doc.get("sha256")},
+        "adjust_seconds": None if corrections is None else corrections.seconds,
         "preset": args.preset,
         "seed": args.seed,
         "block_walls": args.block_walls,
@@ -198,6 +243,7 @@ def main(argv: list[str] | None = None) -> dict:
         "seconds": dt,
         "jit_seconds": watch.jit_seconds,
         "agents": summary,
+        "per_wall": per_wall_doc(per_wall(args.lineup, records, walls, corr)),
     }
     if args.json:
         try:

@@ -16,7 +16,7 @@ flower-pig and not-tenpai rates. Prints a table and writes JSON.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -158,6 +158,7 @@ def play_duplicate(
     progress: bool = True,
     agents: Mapping[str, Agent] | None = None,
     block_walls: int = BLOCK_WALLS,
+    stop: Callable[[list[tuple[int, int, dict]]], bool] | None = None,
 ) -> list[tuple[int, int, dict]]:
     """Play every wall under the four rotations; ``[(wall, rotation, record)]``.
 
@@ -170,6 +171,9 @@ def play_duplicate(
         agents: ``{lineup entry: agent}`` already made (default: ``make_lineup_agents``).
         block_walls: walls per block (``BLOCK_WALLS``); results of agents that sample
             depend on it, those of deterministic agents do not.
+        stop: called with the records so far after each block; True ends the match
+            there (``--target-ci``). The walls played are a prefix of the ``walls``
+            walls, so a match stopped at ``w`` walls equals a match of ``w`` walls.
 
     Raises:
         ValueError: for a bad lineup, wall count, seed or agent.
@@ -194,4 +198,6 @@ def play_duplicate(
                 lineup, agents, chunk, rules, seed, block, lambda k: bar.advance(task, k)
             ):
                 records.append((first + slot // 4, slot % 4, record))
+            if stop is not None and first + block_walls < walls and stop(records):
+                break
     return records

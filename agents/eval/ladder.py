@@ -24,7 +24,9 @@ differently (one agent that wins many walls by little outranks one that wins
 few by a lot).
 
 Each pair's per-wall points are written to ``OUT/pairs/A__B-<digest>.json`` as
-soon as the pair finishes, named by a digest of the pair's identity (the two
+soon as the pair finishes (plain, and luck-adjusted where the value model covers
+the preset: ``sichuan_env.agents.eval.luck``; the ratings and points are then
+fitted to the adjusted per-wall results, ``--no-adjust`` for plain), named by a digest of the pair's identity (the two
 specs and the SHA-256 of each checkpoint file; the readable names are inside
 the file); a rerun with ``--resume`` reuses every pair whose file matches the
 settings (walls, seed, rules) and plays only the rest: a retrained checkpoint
@@ -47,12 +49,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sichuan_env.agents.eval.adjust import add_luck_args, model_for
 from sichuan_env.agents.eval.evaluate import MAX_WALLS, play_duplicate
+from sichuan_env.agents.eval.ladder_view import plot_ladder, print_ladder
 from sichuan_env.agents.registry import available, describe, make_agent
 
 from sichuan_env import PRESETS, RuleConfig
 from sichuan_env._cli import PlainHelp, add_overwrite, claim_output_or_exit, fail, int_arg, run
-from sichuan_env._files import save_figure, write_atomic
+from sichuan_env._files import write_atomic
 from sichuan_env.engine.errors import IllegalActionError
 from sichuan_env.tiles import InputTypeError
 
@@ -64,14 +68,22 @@ HANDS_PER_WALL = 8
 """Seat-hands of one agent per wall in a head-to-head match (2 seats x 4 rotations)."""
 
 
-def pair_points(records: list[tuple[int, int, dict]], walls: int) -> np.ndarray:
-    """``A``'s points on each wall of a ``A B A B`` match (``B``'s are the negative)."""
+def pair_points(
+    records: list[tuple[int, int, dict]], walls: int, corrections: np.ndarray | None = None
+) -> np.ndarray:
+    """``A``'s points on each wall of a ``A B A B`` match (``B``'s are the negative).
+
+    With ``corrections`` (``float[len(records), 4]``, ``sichuan_env.agents.eval.luck``),
+    the luck-adjusted points.
+    """
     points = np.zeros(walls)
-    for wall, rot, record in records:
+    for i, (wall, rot, record) in enumerate(records):
         scores = record["result"]["scores"]
         for seat in range(4):
             if (seat + rot) % 2 == 0:  # lineup index (seat + rot) % 4 is 0 or 2: agent A
                 points[wall] += scores[seat]
+                if corrections is not None:
+                    points[wall] -= corrections[i, seat]
     return points
 
 
@@ -178,14 +190,18 @@ def _pair_file(out: Path, a: str, b: str, identity: dict[str, Any]) -> Path:
     return out / "pairs" / f"{safe[0]}__{safe[1]}-{digest}.json"
 
 
-def _settings(walls: int, seed: int, rules: RuleConfig) -> dict[str, Any]:
-    return {"format": FORMAT, "walls": walls, "seed": seed, "rules": rules.to_dict()}
+def _settings(walls: int, seed: int, rules: RuleConfig, model: Any = None) -> dict[str, Any]:
+    value_model = None if model is None else model.doc.get("sha256")
+    return {"format": FORMAT, "walls": walls, "seed": seed, "rules": rules.to_dict(),
+            "value_model": value_model}  # fmt: skip
 
 
 def load_pair(
     path: Path, a: str, b: str, settings: dict[str, Any], identity: dict[str, Any] | None = None
 ) -> np.ndarray | None:
     """A finished pair's per-wall points, or None when the file is missing or other settings'.
+
+    The points are the luck-adjusted ones when ``settings`` name a value model.
 
     Raises:
         ValueError: a file that is not a pair file of this ladder (damaged or hand-edited),
@@ -205,13 +221,13 @@ def load_pair(
         raise ValueError(f"{path}: not the pair {a} / {b} (other agents or checkpoints)")
     if {k: doc.get(k) for k in settings} != settings:
         return None  # other walls, seed or rules: played again
-    pts = doc.get("points")
+    pts = doc.get("points_adjusted" if settings.get("value_model") else "points")
     if (
         not isinstance(pts, list)
         or len(pts) != settings["walls"]
         or not all(isinstance(x, (int, float)) and math.isfinite(x) for x in pts)
     ):
-        raise ValueError(f"{path}: 'points' must be {settings['walls']} finite numbers")
+        raise ValueError(f"{path}: its points must be {settings['walls']} finite numbers")
     return np.asarray(pts, dtype=np.float64)
 
 
@@ -223,9 +239,12 @@ def _save_json(path: Path, doc: dict[str, Any]) -> None:
 
 def play_pair(
     a: str, b: str, walls: int, seed: int, rules: RuleConfig, progress: bool,
-    ray: str | None = None, workers: int = 2,
-) -> np.ndarray:  # fmt: skip
-    """``A``'s per-wall points in the ``A B A B`` duplicate match."""
+    ray: str | None = None, workers: int = 2, model: Any = None,
+) -> tuple[np.ndarray, np.ndarray | None]:  # fmt: skip
+    """``A``'s per-wall points in the ``A B A B`` match: plain, and adjusted (or None).
+
+    The adjusted points need ``model`` (a ``LuckModel``).
+    """
     lineup = [a, b, a, b]
     if ray is None:
         records = play_duplicate(lineup, walls, rules, seed, progress)
@@ -235,7 +254,10 @@ def play_pair(
         records = play_duplicate_ray(
             lineup, walls, rules, seed, address=ray, workers=workers, progress=progress
         )
-    return pair_points(records, walls)
+    adjusted = None
+    if model is not None:
+        adjusted = pair_points(records, walls, model.corrections([r for _, _, r in records]).total)
+    return pair_points(records, walls), adjusted
 
 
 def summarize_ladder(
@@ -259,49 +281,6 @@ def summarize_ladder(
         rows.append({"agent": a, **rated[a], "points_per_hand": mean, "ci95": ci})
     rows.sort(key=lambda r: -float(r["rating"]))
     return {"ratings": rows, "matrix": matrix}
-
-
-def print_ladder(summary: dict[str, Any], walls: int) -> None:
-    """The ladder as a ``rich`` table on stdout."""
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(
-        title=f"ladder: head-to-head duplicate matches, {walls} walls x 4 rotations",
-        caption="ranked by rating (walls won, drawn, lost), not by points",
-    )
-    for col in ("rank", "agent", "rating (95%)", "points/hand vs field"):
-        table.add_column(col, justify="left" if col == "agent" else "right")
-    for k, r in enumerate(summary["ratings"], 1):
-        table.add_row(
-            str(k), r["agent"], f"{r['rating']:+.2f} [{r['lo']:+.2f}, {r['hi']:+.2f}]",
-            f"{r['points_per_hand']:+.3f} ± {r['ci95']:.3f}",
-        )  # fmt: skip
-    Console(width=120).print(table)
-
-
-def plot_ladder(summary: dict[str, Any], path: Path, title: str) -> None:
-    """Ratings with their intervals, strongest on top (PNG)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = summary["ratings"][::-1]
-    y = np.arange(len(rows))
-    r = np.array([x["rating"] for x in rows])
-    err = np.array([[x["rating"] - x["lo"] for x in rows], [x["hi"] - x["rating"] for x in rows]])
-    fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.5))
-    ax.errorbar(r, y, xerr=err, fmt="o", capsize=3)
-    ax.axvline(0, color="grey", lw=0.8, ls="--")
-    ax.set_yticks(y, [x["agent"] for x in rows])
-    ax.set_xlabel("Bradley-Terry rating (log-odds of winning a wall), 95% bootstrap interval")
-    ax.set_title(title)
-    fig.tight_layout()
-    try:
-        save_figure(fig, path, dpi=110)  # a unique temporary name: two ladders never collide
-    finally:
-        plt.close(fig)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -328,6 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--workers", type=int_arg(1, 4096), default=2, help="Ray workers (with --ray)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
+    add_luck_args(p)
     return p
 
 
@@ -350,7 +330,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     claim_output_or_exit(p, "--out", args.out, LADDER_FILES, resume=args.resume,
                          overwrite=args.overwrite, what="ladder")  # fmt: skip
     rules = RuleConfig.preset(args.preset)
-    settings = _settings(args.walls, args.seed, rules)
+    model = model_for(args, rules, quiet=args.quiet)
+    settings = _settings(args.walls, args.seed, rules, model)
     todo = list(combinations(agents, 2))
     pairs: dict[tuple[str, str], np.ndarray] = {}
     t0 = time.perf_counter()
@@ -367,16 +348,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 print(f"[{n}/{len(todo)}] {a} vs {b}", file=sys.stderr, flush=True)
             start = time.perf_counter()
             try:
-                done = play_pair(
-                    a, b, args.walls, args.seed, rules, not args.quiet, args.ray, args.workers
-                )
+                plain, adjusted = play_pair(a, b, args.walls, args.seed, rules, not args.quiet,
+                                            args.ray, args.workers, model)  # fmt: skip
             except (IllegalActionError, InputTypeError) as exc:  # a bad answer: one line
                 fail(p.prog, exc)
             _save_json(path, {"agents": [a, b], "identity": identity, **settings,
-                              "points": done.tolist(), "seconds": time.perf_counter() - start})  # fmt: skip
+                              "points": plain.tolist(),
+                              "points_adjusted": None if adjusted is None else adjusted.tolist(),
+                              "seconds": time.perf_counter() - start})  # fmt: skip
+            done = plain if adjusted is None else adjusted
         pairs[(a, b)] = done
     anchor = args.anchor if args.anchor in agents else None
     summary = summarize_ladder(agents, pairs, anchor, args.boot)
+    summary["adjusted"] = model is not None
     doc = {
         "format": FORMAT,
         "agents": agents,
@@ -384,6 +368,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "seed": args.seed,
         "preset": args.preset,
         "anchor": anchor,
+        "adjusted": model is not None,
+        "value_model": settings["value_model"],
         "seconds": time.perf_counter() - t0,
         **summary,
     }

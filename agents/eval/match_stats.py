@@ -2,7 +2,10 @@
 
 - ``summarize``: per agent, points per hand with a 95% confidence interval
   (one sample per wall: the agent's mean over its seats and rotations), win
-  rate, deal-in rate, average fan, flower-pig and not-tenpai rates;
+  rate, deal-in rate, average fan, flower-pig and not-tenpai rates, and given
+  the luck corrections of the hands (``sichuan_env.agents.eval.luck``), the
+  luck-adjusted points per hand and interval beside them;
+- ``per_wall``: each agent's per-wall samples, plain and adjusted (for pairing);
 - ``summary_table`` / ``print_table``: the ``rich`` table the CLIs print.
 """
 
@@ -17,11 +20,50 @@ from rich.console import Console
 from rich.table import Table
 
 
-def summarize(lineup: list[str], records: list[tuple[int, int, dict]], walls: int) -> dict:
-    """Per-agent statistics of a duplicate match."""
+def per_wall(
+    lineup: list[str], records: list[tuple[int, int, dict]], walls: int,
+    corrections: np.ndarray | None = None,
+) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:  # fmt: skip
+    """``{agent: (plain, adjusted)}``: its mean points per hand on each wall.
+
+    ``corrections`` (``float[len(records), 4]``, per record and seat) are subtracted
+    for ``adjusted``; without them ``adjusted`` is None.
+    """
+    if corrections is not None and np.shape(corrections) != (len(records), 4):
+        raise ValueError(
+            f"corrections must be float[{len(records)}, 4], got {np.shape(corrections)}"
+        )
+    sums = {name: np.zeros(walls) for name in set(lineup)}
+    adj = {name: np.zeros(walls) for name in set(lineup)}
+    counts = {name: np.zeros(walls) for name in set(lineup)}
+    for i, (wall, rot, record) in enumerate(records):
+        scores = record["result"]["scores"]
+        for s in range(4):
+            name = lineup[(s + rot) % 4]
+            sums[name][wall] += scores[s]
+            counts[name][wall] += 1
+            if corrections is not None:
+                adj[name][wall] += scores[s] - corrections[i, s]
+    out: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+    for name in sorted(sums):
+        n = np.maximum(counts[name], 1)
+        out[name] = (sums[name] / n, adj[name] / n if corrections is not None else None)
+    return out
+
+
+def mean_ci(samples: np.ndarray) -> tuple[float, float]:
+    """The mean and the half-width of its normal 95% interval."""
+    mean = float(samples.mean())
+    ci = float(1.96 * samples.std(ddof=1) / np.sqrt(len(samples))) if len(samples) > 1 else 0.0
+    return mean, ci
+
+
+def summarize(
+    lineup: list[str], records: list[tuple[int, int, dict]], walls: int,
+    corrections: np.ndarray | None = None,
+) -> dict:  # fmt: skip
+    """Per-agent statistics of a duplicate match (adjusted ones too given ``corrections``)."""
     stats: dict[str, dict[str, Any]] = {}
-    per_wall: dict[str, np.ndarray] = {}
-    counts: dict[str, np.ndarray] = {}
     for name in sorted(set(lineup)):
         stats[name] = {
             "seat_hands": 0,
@@ -31,17 +73,13 @@ def summarize(lineup: list[str], records: list[tuple[int, int, dict]], walls: in
             "pigs": 0,
             "not_tenpai": 0,
         }
-        per_wall[name] = np.zeros(walls)
-        counts[name] = np.zeros(walls)
-    for wall, rot, record in records:
+    for _wall, rot, record in records:
         result = record["result"]
         settlement = result.get("settlement")
         for s in range(4):
             name = lineup[(s + rot) % 4]
             st = stats[name]
             st["seat_hands"] += 1
-            per_wall[name][wall] += result["scores"][s]
-            counts[name][wall] += 1
             for w in result["wins"]:
                 if w["seat"] == s:
                     st["wins"] += 1
@@ -54,15 +92,16 @@ def summarize(lineup: list[str], records: list[tuple[int, int, dict]], walls: in
                     st["pigs"] += 1
                 elif s not in won and s not in settlement["tenpai"]:
                     st["not_tenpai"] += 1
+    samples = per_wall(lineup, records, walls, corrections)
     out = {}
     for name, st in stats.items():
-        samples = per_wall[name] / np.maximum(counts[name], 1)
-        mean = float(samples.mean())
-        ci = float(1.96 * samples.std(ddof=1) / np.sqrt(len(samples))) if len(samples) > 1 else 0.0
+        plain, adjusted = samples[name]
+        mean, ci = mean_ci(plain)
         h = max(st["seat_hands"], 1)
         out[name] = {
             "points_per_hand": mean,
             "ci95": ci,
+            **_adjusted(adjusted),
             "win_rate": st["wins"] / h,
             "deal_in_rate": st["deal_ins"] / h,
             "avg_fan": st["fan"] / st["wins"] if st["wins"] else 0.0,
@@ -73,17 +112,32 @@ def summarize(lineup: list[str], records: list[tuple[int, int, dict]], walls: in
     return out
 
 
+def _adjusted(samples: np.ndarray | None) -> dict[str, float]:
+    if samples is None:
+        return {}
+    mean, ci = mean_ci(samples)
+    return {"points_per_hand_adjusted": mean, "ci95_adjusted": ci}
+
+
 def summary_table(summary: dict) -> Table:
-    """The per-agent table (a ``rich`` table)."""
+    """The per-agent table (a ``rich`` table); adjusted columns when the summary has them."""
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
     table.add_column("agent", overflow="fold")
-    for head in ("points/hand", "95% CI", "win", "deal-in", "avg fan", "pig", "noten", "hands"):
+    adjusted = all("ci95_adjusted" in s for s in summary.values()) and bool(summary)
+    heads = ["points/hand", "95% CI"] + (["adjusted", "95% CI"] if adjusted else [])
+    for head in (*heads, "win", "deal-in", "avg fan", "pig", "noten", "hands"):
         table.add_column(head, justify="right")
     for name, s in summary.items():
+        extra = (
+            [f"{s['points_per_hand_adjusted']:+.3f}", f"{s['ci95_adjusted']:.3f}"]
+            if adjusted
+            else []
+        )
         table.add_row(
             name,
-            f"{s['points_per_hand']:+.2f}",
-            f"{s['ci95']:.2f}",
+            f"{s['points_per_hand']:+.3f}",
+            f"{s['ci95']:.3f}",
+            *extra,
             f"{s['win_rate']:.1%}",
             f"{s['deal_in_rate']:.1%}",
             f"{s['avg_fan']:.2f}",

@@ -1,0 +1,121 @@
+"""Replaying a hand's log for its chance events (numba): ``replay_events``.
+
+Each hand is dealt from its wall and replayed decision by decision; at the deal
+and after every draw from the wall the features of ``luck_features`` are taken
+(``deal_event``, ``draw_event``), with the points so far.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from sichuan_env.agents.eval.luck_features import MAX_EVENTS, deal_event, draw_event
+
+from sichuan_env._jit import njit
+from sichuan_env.engine.deal import deal
+from sichuan_env.engine.legal import legal_mask
+from sichuan_env.engine.state import PH_OVER, PH_TURN
+from sichuan_env.engine.step import apply
+
+# replay_events status codes (per hand)
+OK = 0
+BAD_ACTION = 1  # an action of the log is not legal where it stands
+NOT_OVER = 2  # the log ends before the hand does
+TOO_MANY = 3  # more events than MAX_EVENTS (cannot happen for a legal hand)
+
+
+@njit
+def _replay_one(
+    states,
+    i: int,
+    wall,
+    dealer,
+    offset,
+    log,
+    n_log,
+    rules,
+    flags,
+    waits,
+    dist,
+    feats,
+    probs,
+    actual,
+    drawer,
+    scores_at,
+    final,
+) -> tuple:
+    """Replay hand ``i`` in ``states[i]``; returns ``(status, events)``. Event 0 is the deal."""
+    deal(states, i, wall, dealer, offset, rules)
+    st = states[i]
+    mask = np.zeros(88, dtype=np.int8)
+    deal_event(st, rules, flags, dist, feats[0, 0])
+    probs[0, :] = 0.0
+    probs[0, 0] = 1.0
+    actual[0] = 0
+    drawer[0] = -1
+    for s in range(4):
+        scores_at[0, s] = 0
+    e = 1
+    for j in range(n_log):
+        if st.phase == PH_OVER:
+            return BAD_ACTION, e
+        seat = log[j] // 128
+        a = log[j] % 128
+        legal_mask(st, rules, flags, mask)
+        if seat != st.to_act or a >= 88 or mask[a] == 0:
+            return BAD_ACTION, e
+        before = 0
+        for s in range(4):
+            before += st.draws[s]
+        apply(st, a, rules, flags, waits)
+        after = 0
+        for s in range(4):
+            after += st.draws[s]
+        if after > before and st.phase == PH_TURN and st.drawn:
+            if e >= MAX_EVENTS:
+                return TOO_MANY, e
+            actual[e] = draw_event(st, rules, flags, dist, feats[e], probs[e])
+            drawer[e] = st.to_act
+            for s in range(4):
+                scores_at[e, s] = st.scores[s]
+            e += 1
+    if st.phase != PH_OVER:
+        return NOT_OVER, e
+    for s in range(4):
+        final[s] = st.scores[s]
+    return OK, e
+
+
+@njit(parallel=True)
+def replay_events(
+    states,
+    walls,
+    dealers,
+    offsets,
+    logs,
+    n_logs,
+    rules,
+    flags,
+    waits,
+    dist,
+    feats,
+    probs,
+    actual,
+    drawer,
+    scores_at,
+    final,
+    status,
+    n_events,
+) -> None:
+    """``_replay_one`` for every hand ``i`` (its wall, dealer, 换三张 offset and decision log).
+
+    Output arrays are indexed ``[i, event, ...]``: ``feats float32[H, MAX_EVENTS, 27, 4, NF]``,
+    ``probs float32[H, MAX_EVENTS, 27]``, ``actual int64[H, MAX_EVENTS]`` (the slot that
+    happened), ``drawer`` (-1 for the deal), ``scores_at int64[H, MAX_EVENTS, 4]`` (points
+    so far), ``final int64[H, 4]``, ``status`` (``OK`` ...) and ``n_events``.
+    """
+    for i in numba.prange(walls.shape[0]):
+        status[i], n_events[i] = _replay_one(
+            states, i, walls[i], dealers[i], offsets[i], logs[i], n_logs[i], rules, flags, waits,
+            dist, feats[i], probs[i], actual[i], drawer[i], scores_at[i], final[i],
+        )  # fmt: skip
