@@ -177,6 +177,9 @@ def test_shipped_checkpoints_load_and_the_rehash_script_leaves_them_alone(capsys
     for name in ("bc", "ppo", "distill", "exit"):
         assert TorchAgent.load(name).meta["format"] == "sichuan-torch-agent/1"
     assert BeliefModel.load("belief").meta["format"] == "sichuan-belief/1"
+    from sichuan_env.agents.eval.luck import LuckModel
+
+    assert LuckModel.load("luck").doc["format"] == "sichuan-luck-value/1"
     script = _rehash_script()
     before = {p: p.read_bytes() for p in checkpoint.SHIPPED_DIR.iterdir()}
     assert script.main([]) == 0

@@ -27,14 +27,16 @@ def per_wall(
     """``{agent: (plain, adjusted)}``: its mean points per hand on each wall.
 
     ``corrections`` (``float[len(records), 4]``, per record and seat) are subtracted
-    for ``adjusted``; without them ``adjusted`` is None.
+    for ``adjusted``, scaled by ``crossfit_scale`` (a coefficient for the even walls
+    fitted on the odd ones and the other way round, so the scaled corrections keep
+    their zero mean); without them ``adjusted`` is None.
     """
     if corrections is not None and np.shape(corrections) != (len(records), 4):
         raise ValueError(
             f"corrections must be float[{len(records)}, 4], got {np.shape(corrections)}"
         )
     sums = {name: np.zeros(walls) for name in set(lineup)}
-    adj = {name: np.zeros(walls) for name in set(lineup)}
+    luck = {name: np.zeros(walls) for name in set(lineup)}
     counts = {name: np.zeros(walls) for name in set(lineup)}
     for i, (wall, rot, record) in enumerate(records):
         scores = record["result"]["scores"]
@@ -43,11 +45,40 @@ def per_wall(
             sums[name][wall] += scores[s]
             counts[name][wall] += 1
             if corrections is not None:
-                adj[name][wall] += scores[s] - corrections[i, s]
-    out: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
-    for name in sorted(sums):
-        n = np.maximum(counts[name], 1)
-        out[name] = (sums[name] / n, adj[name] / n if corrections is not None else None)
+                luck[name][wall] += corrections[i, s]
+    names = sorted(sums)
+    n = {name: np.maximum(counts[name], 1) for name in names}
+    plain = {name: sums[name] / n[name] for name in names}
+    if corrections is None:
+        return {name: (plain[name], None) for name in names}
+    luck = {name: luck[name] / n[name] for name in names}
+    scale = crossfit_scale([plain[k] for k in names], [luck[k] for k in names])
+    return {name: (plain[name], plain[name] - scale * luck[name]) for name in names}
+
+
+def crossfit_scale(plain: list[np.ndarray], luck: list[np.ndarray]) -> np.ndarray:
+    """``float[walls]``: the coefficient of each wall's luck, fitted on the other half.
+
+    The luck correction is a control variate: ``plain - b * luck`` has the plain
+    mean for any ``b`` fixed in advance, and the least variance at
+    ``b = cov(plain, luck) / var(luck)`` (1 for a perfect value model). ``b`` of
+    the even walls is fitted on the odd walls and the other way round (pooled over
+    the agents, so a lineup's adjusted points still sum to zero), so each wall's
+    coefficient is independent of it and the estimate stays unbiased. With fewer
+    than 8 walls in a half, or no luck in it, ``b`` is 1; it is clipped to [0, 2].
+    """
+    walls = len(plain[0]) if plain else 0
+    out = np.ones(walls)
+    fold = np.arange(walls) % 2
+    for k in (0, 1):
+        other = fold != k
+        if other.sum() < 8:
+            continue
+        p = np.concatenate([x[other] - x[other].mean() for x in plain])
+        c = np.concatenate([x[other] - x[other].mean() for x in luck])
+        var = float(c @ c)
+        if var > 0:
+            out[fold == k] = float(np.clip((p @ c) / var, 0.0, 2.0))
     return out
 
 
