@@ -301,14 +301,14 @@ def draw_event(st, rules, flags, dist, feats, probs) -> int:
     useful = np.zeros((4, 27), dtype=np.int64)
     waitset = np.zeros((4, 27), dtype=np.int64)
     base = np.zeros((4, NF), dtype=np.float32)
-    shs = np.zeros(4, dtype=np.int64)
+    shanten_of = np.zeros(4, dtype=np.int64)
     for k in range(4):
         if k == d or st.won[k]:
             continue
-        shs[k] = _seat_static(st, k, rules, flags, dist, useful[k], waitset[k], base[k])
+        shanten_of[k] = _seat_static(st, k, rules, flags, dist, useful[k], waitset[k], base[k])
     danger = np.zeros(27, dtype=np.int64)  # points at stake per tile: waits of tenpai seats
     for k in range(4):
-        if k != d and not st.won[k] and shs[k] == 0:
+        if k != d and not st.won[k] and shanten_of[k] == 0:
             for u in range(27):
                 danger[u] += waitset[k, u]
     for k in range(4):
@@ -343,7 +343,7 @@ def draw_event(st, rules, flags, dist, feats, probs) -> int:
                 row[F_DANGER] = (drawer_danger + danger[t]) / 16.0
             else:
                 row[:] = base[k]
-                _live(st, k, waitset[k], useful[k], shs[k], wall, left, row)
+                _live(st, k, waitset[k], useful[k], shanten_of[k], wall, left, row)
                 ev_sum += row[F_LIVE_EV]
             _globals(st, k, left, 0, row)
         for k in range(4):
