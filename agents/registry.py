@@ -57,6 +57,7 @@ _REF = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 ENTRY_POINT_GROUP = "sichuan_env.agents"
 """Installed packages name their agents here: ``name = "package.module:Class"``."""
 _FACTORIES: dict[str, Factory | str] = {}
+_ALIASES: dict[str, str] = {}
 _LOADERS: list[tuple[Match, Loader | str]] = []
 
 
@@ -182,6 +183,30 @@ def register(name: str, factory: Factory | str, *, replace: bool = False) -> Non
     _FACTORIES[name] = factory
 
 
+def register_alias(name: str, target: str, *, replace: bool = False) -> None:
+    """Make ``name`` another name of the registered agent ``target`` (``strongest``).
+
+    An alias resolves to its target wherever a name is accepted, so a lineup that
+    names ``strongest`` follows the alias when a better agent replaces its target.
+
+    Raises:
+        ValueError: for a bad name, a name already taken (pass ``replace``), or a target
+            that is not a registered name (an alias of an alias included).
+    """
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ValueError(f"an alias is an agent name, got {echo(name)}")
+    if not isinstance(target, str) or target not in _FACTORIES:
+        raise ValueError(f"an alias names a registered agent, got {echo(target)}")
+    if (name in _FACTORIES or name in _ALIASES) and not replace:
+        raise ValueError(f"agent {name!r} is already registered (pass replace=True)")
+    _ALIASES[name] = target
+
+
+def aliases() -> dict[str, str]:
+    """``{alias: the registered name it stands for}``."""
+    return dict(_ALIASES)
+
+
 def register_loader(match: Match, loader: Loader | str) -> None:
     """Make paths that ``match`` load with ``loader(path, seed)``.
 
@@ -209,10 +234,10 @@ def _load_entry_points() -> None:
             _FACTORIES[ep.name] = ep.value
 
 
-def available() -> list[str]:
-    """The registered agent names (entry-point agents included), sorted."""
+def available(include_aliases: bool = True) -> list[str]:
+    """The registered agent names, and aliases unless told not to (entry points included), sorted."""
     _load_entry_points()
-    return sorted(_FACTORIES)
+    return sorted({*_FACTORIES, *(_ALIASES if include_aliases else ())})
 
 
 def _call_factory(factory: Callable[..., Any], seed: int | None, spec: str) -> Any:
@@ -250,7 +275,8 @@ def describe() -> str:
     """One line naming what ``make_agent`` accepts, for error and help texts."""
     kinds = loaders()
     paths = f"a checkpoint path ({', '.join(kinds)})" if kinds else "no checkpoint loader"
-    return f"registered names: {', '.join(available())}; {paths}; or 'package.module:Class'"
+    names = [f"{n} (= {_ALIASES[n]})" if n in _ALIASES else n for n in available()]
+    return f"registered names: {', '.join(names)}; {paths}; or 'package.module:Class'"
 
 
 def _loader_for(path: Path) -> Loader | str | None:
@@ -287,6 +313,8 @@ def make_agent(spec: str | os.PathLike, seed: int | None = None, *, device: Any 
             before anything is built.
     """
     seed = check_seed(seed)
+    if isinstance(spec, str) and spec in _ALIASES:
+        spec = _ALIASES[spec]
     if device is not None:  # torch is imported only when a device is asked for
         from sichuan_env.agents.device import resolve_device
 
@@ -338,6 +366,7 @@ register("search", "sichuan_env.agents.search.agent:SearchAgent")
 register("search-claims", "sichuan_env.agents.search.agent:search_claims")
 register("search-setup", "sichuan_env.agents.search.agent:search_setup")
 register("search-belief", "sichuan_env.agents.search.belief_agent:search_belief")
+register("distill-search-after-win", "sichuan_env.agents.search.hybrid:distill_search_after_win")
 # the shipped checkpoints (agents/checkpoints/ holds data only); strings: torch stays unimported
 register("bc", "sichuan_env.agents.nn.torch_agent:load_bc")
 register("ppo", "sichuan_env.agents.nn.torch_agent:load_ppo")
@@ -345,3 +374,7 @@ register("distill", "sichuan_env.agents.nn.torch_agent:load_distill")
 register("exit", "sichuan_env.agents.nn.torch_agent:load_exit")
 register("distill-guard", "sichuan_env.agents.belief.guard:load_distill_guard")
 register_loader(".pt", "sichuan_env.agents.nn.torch_agent:load_checkpoint")
+# the aliases users rely on, each pointing at a registered agent confirmed on fresh walls
+# (docs/agents.md, "strongest and strongest-net")
+register_alias("strongest-net", "distill-guard")
+register_alias("strongest", "distill-search-after-win")

@@ -174,3 +174,31 @@ def test_network_rollouts_follow_the_network_in_its_seats():
     n = run_mixed(st[0], np.ones(4, np.bool_), w, np.zeros(4, np.int64), rules, t["FLAGS"],
                   t["WAITS"], obs, mask, t["DIST"], tuple(bufs))  # fmt: skip
     assert n > 20 and int(st[0]["scores"].sum()) == 0
+
+
+def test_a_rollout_network_plays_the_rollouts_instead_of_the_labelled_one(net, shard):
+    """--rollout-net: the labelled network's play and rows are kept; another network's values."""
+    from sichuan_env.agents.checkpoint import SHIPPED_DIR
+
+    bc, _ = load_network(f"{SHIPPED_DIR}/bc.pt")
+    own, _ = el.label_shard(net, 5, 0, 8, **KW, rollout="network")
+    other, _ = el.label_shard(net, 5, 0, 8, **KW, rollout="network", rollout_net=bc.eval())
+    np.testing.assert_array_equal(other["cands"], own["cands"])
+    multi = (own["cands"] >= 0).sum(1) >= 2
+    assert multi.sum() > 20 and (other["gain"][multi] != own["gain"][multi]).any()
+    same, _ = el.label_shard(net, 5, 0, 8, **KW, rollout="network", rollout_net=net)
+    np.testing.assert_array_equal(same["gain"], own["gain"])
+
+
+def test_the_cli_refuses_a_rollout_net_without_network_rollouts(tmp_path, capsys):
+    from sichuan_env.agents.checkpoint import SHIPPED_DIR
+
+    argv = ["--net", f"{SHIPPED_DIR}/distill.pt", "--out", str(tmp_path / "l"), "--hands", "2",
+            "--rollout-net", f"{SHIPPED_DIR}/bc.pt"]  # fmt: skip
+    with pytest.raises(SystemExit):
+        el.main(argv)
+    assert "pass --rollout network too" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        el.main([*argv[:-1], f"{SHIPPED_DIR}/belief.pt", "--rollout", "network"])
+    assert "--rollout-net" in capsys.readouterr().err
+    assert not (tmp_path / "l").exists()

@@ -26,6 +26,7 @@ def clean_registry(monkeypatch):
     """Registrations made by a test vanish after it."""
     monkeypatch.setattr(registry, "_FACTORIES", dict(registry._FACTORIES))
     monkeypatch.setattr(registry, "_LOADERS", list(registry._LOADERS))
+    monkeypatch.setattr(registry, "_ALIASES", dict(registry._ALIASES))
 
 
 def test_builtin_names():
@@ -52,6 +53,34 @@ def test_register_a_name_eagerly_and_lazily(clean_registry):
         registry.register("first-legal", FirstLegal)
     registry.register("first-legal", RandomAgent, replace=True)
     assert isinstance(registry.make_agent("first-legal"), RandomAgent)
+
+
+def test_an_alias_resolves_to_its_target_and_follows_it(clean_registry):
+    registry.register("first-legal", FirstLegal)
+    registry.register_alias("best-test", "first-legal")
+    assert registry.aliases()["best-test"] == "first-legal"
+    assert "best-test" in registry.available()
+    assert "best-test" not in registry.available(include_aliases=False)
+    assert "best-test (= first-legal)" in registry.describe()
+    agent = registry.make_agent("best-test", seed=4)
+    assert isinstance(agent, FirstLegal) and agent.seed == 4
+    registry.register_alias("best-test", "random", replace=True)  # a better agent took over
+    assert isinstance(registry.make_agent("best-test"), RandomAgent)
+    for name, target, match in (("heuristic", "random", "already registered"),
+                                ("best-test", "random", "already registered"),
+                                ("x y", "random", "an alias is an agent name"),
+                                ("other", "best-test", "names a registered agent"),
+                                ("other", "no-such-agent", "names a registered agent")):  # fmt: skip
+        with pytest.raises(ValueError, match=match):
+            registry.register_alias(name, target)
+
+
+def test_the_shipped_aliases_name_registered_agents():
+    shipped = registry.aliases()
+    assert set(shipped) == {"strongest", "strongest-net"}
+    for target in shipped.values():
+        assert target in registry.available(include_aliases=False)
+    assert not getattr(registry.make_agent("strongest-net"), "reads_state", False)  # no search
 
 
 @pytest.mark.parametrize("name", ["", "a b", "x/y", "x.pt", "9lives", None, 3])

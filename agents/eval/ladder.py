@@ -315,7 +315,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     """CLI entry point; returns the ``ladder.json`` document."""
     p = build_parser()
     args = p.parse_args(argv)
-    agents = available() if args.agents == ["all"] else list(dict.fromkeys(args.agents))
+    agents = (
+        available(include_aliases=False)
+        if args.agents == ["all"]
+        else list(dict.fromkeys(args.agents))
+    )
     if len(agents) < 2:
         p.error("--agents needs at least two distinct agents")
     if args.out.exists() and not args.out.is_dir():

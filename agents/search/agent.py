@@ -58,12 +58,14 @@ def _public_seed(st, seed: np.uint64) -> np.uint64:
 
 
 @njit(parallel=True)
-def search_rows(states, scratch, seed: np.uint64, knobs, env, bel, out) -> None:
+def search_rows(states, scratch, seed: np.uint64, knobs, env, bel, prior, out) -> None:
     """The agent's action for every row of ``states`` (the seat to act in each).
 
     ``scratch`` is a ``STATE_DTYPE[N, 2]`` work area; ``bel`` ``float64[N, 4, 28]`` the
     belief rows of each row's determinizations, or ``float64[N, 0, 28]`` for none
-    (``sichuan_env.agents.search.determinize``).
+    (``sichuan_env.agents.search.determinize``); ``prior`` ``int64[N]`` each row's default
+    action (-1: the style's): searched decisions keep it unless a candidate beats it,
+    the others play it.
     """
     n_samples, draws, gap, z, claims, setup = knobs
     styles, rules, flags, waits, dist = env
@@ -79,10 +81,12 @@ def search_rows(states, scratch, seed: np.uint64, knobs, env, bel, out) -> None:
         vals = np.zeros((max(n_samples, 1), MAX_CANDIDATES), dtype=np.float64)
         r = _public_seed(states[i], seed)
         a = search_action(
-            work, raw, raw_states[i], n_samples, draws, gap, z, claims, setup, bel[i], r,
+            work, raw, raw_states[i], n_samples, draws, gap, z, claims, setup, bel[i], prior[i], r,
             styles, rules, flags, waits, obs, mask, dist, cands, gains, vals,
         )  # fmt: skip
-        if a < 0:
+        if a < 0 and prior[i] >= 0:
+            a = prior[i]
+        elif a < 0:
             raw[0, :] = raw_states[i]
             a = style_action(work[0], styles[work[0].to_act], rules, flags, obs, mask, dist)
         out[i] = a
@@ -159,16 +163,23 @@ class SearchAgent(BaseAgent):
             self._seed = np.uint64(check_seed(seed))
 
     def act_states(
-        self, states: np.ndarray, masks: np.ndarray, rules: RuleConfig | None = None
+        self,
+        states: np.ndarray,
+        masks: np.ndarray,
+        rules: RuleConfig | None = None,
+        prior: np.ndarray | None = None,
     ) -> np.ndarray:
         """One action per row: ``states`` ``STATE_DTYPE[N]`` (not modified), ``masks`` their legal actions.
 
         ``rules``: the ruleset the host plays (checked against the agent's: the
-        rollouts must play the same game).
+        rollouts must play the same game). ``prior``: ``int[N]`` legal actions to search
+        against instead of the style's (a network's choices, see ``HybridAgent``); a row
+        the search does not score plays its prior.
 
         Raises:
             ValueError: states that are not ``STATE_DTYPE[N]`` or masks that do not match them,
-                a state whose seat to act has no legal action, or other rules than the agent's.
+                a state whose seat to act has no legal action, other rules than the agent's,
+                or a ``prior`` that is not one legal action per row.
         """
         if rules is not None and rules != self.rules:
             raise ValueError(
@@ -183,10 +194,15 @@ class SearchAgent(BaseAgent):
         if len(masks) != len(states):
             raise ValueError(f"masks has {len(masks)} rows for {len(states)} states")
         rows = np.ascontiguousarray(states)
+        if prior is None:
+            prior = np.full(len(rows), -1, dtype=np.int64)
+        else:
+            prior = check_prior(prior, masks)
         out = np.empty(len(rows), dtype=np.int64)
         knobs = (self.samples, self.draws, self.gap, self.z, self.claims, self.setup)
         scratch = np.zeros((len(rows), 2), dtype=STATE_DTYPE)
-        search_rows(rows, scratch, self._seed, knobs, self._env, self._beliefs(rows), out)
+        bel = self._beliefs(rows)
+        search_rows(rows, scratch, self._seed, knobs, self._env, bel, prior, out)
         bad = (out < 0) | (out >= masks.shape[1])
         bad[~bad] = masks[np.flatnonzero(~bad), out[~bad]] == 0
         if bad.any():
@@ -202,6 +218,20 @@ class SearchAgent(BaseAgent):
             "SearchAgent searches over the engine state: call act_states(states, masks) "
             "(sichuan_env.agents.eval.evaluate does); it cannot act from observations alone"
         )
+
+
+def check_prior(prior: object, masks: np.ndarray) -> np.ndarray:
+    """``prior`` as ``int64[N]``: one legal action of each row of ``masks`` (else a clear error)."""
+    if not isinstance(prior, np.ndarray) or prior.dtype.kind not in "iu" or prior.ndim != 1:
+        raise InputTypeError("prior must be an integer array, one action per row")
+    if len(prior) != len(masks):
+        raise ValueError(f"prior has {len(prior)} actions for {len(masks)} rows")
+    prior = prior.astype(np.int64)
+    bad = (prior < 0) | (prior >= masks.shape[1])
+    bad[~bad] = masks[np.flatnonzero(~bad), prior[~bad]] == 0
+    if bad.any():
+        raise ValueError(f"prior row {int(np.flatnonzero(bad)[0])} is not a legal action")
+    return prior
 
 
 def search_claims(seed: int | None = None) -> SearchAgent:

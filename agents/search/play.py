@@ -82,7 +82,7 @@ def play_hand(
         if st.to_act == search_seat and is_searched(st, claims, setup):
             rng, r = splitmix64(rng)
             a = search_action(
-                scratch, raw, raw_games[i], n_samples, draws, gap, z, claims, setup, no_bel, r,
+                scratch, raw, raw_games[i], n_samples, draws, gap, z, claims, setup, no_bel, -1, r,
                 styles, rules, flags, waits, obs, mask, dist, cands, gains, vals,
             )  # fmt: skip
             searched += 1

@@ -252,6 +252,7 @@ def search_action(
     claims: bool,
     setup: bool,
     bel,
+    prior: int,
     seed: np.uint64,
     styles,
     rules,
@@ -270,7 +271,9 @@ def search_action(
     windows, with ``setup`` the 定缺 declaration; -1 for any other decision
     (the caller plays the style's).
 
-    The default is the seat's own style's action; a candidate replaces it
+    The default is ``prior`` when it is >= 0 (a legal action of the decision, e.g. a
+    network's choice: the hybrid player), else the seat's own style's action; a
+    candidate replaces it
     only when its mean gain over the default (paired over the samples) is
     more than ``z`` standard errors above zero (``z`` = 0: the best mean).
     On return ``cands[:n]`` are the candidates and ``gains[:n]`` their mean
@@ -282,7 +285,10 @@ def search_action(
     me = st.to_act
     if not is_searched(st, claims, setup):
         return -1
-    default = style_action(st, styles[me], rules, flags, obs, mask, dist)
+    if prior >= 0:
+        default = prior
+    else:
+        default = style_action(st, styles[me], rules, flags, obs, mask, dist)
     n = decision_candidates(st, rules, flags, mask, dist, gap, claims, setup, cands)
     base = -1
     for c in range(n):

@@ -104,7 +104,7 @@ def decide(games, idx, scratch, bel, seeds, knobs, env, out) -> None:
             b = bel[j] if v == 0 else none
             d = draws[v]
             acts[v] = search_action(
-                scratch[i], raw, raw_games[i], n_samples, d, 1, 1.0, False, False, b, r,
+                scratch[i], raw, raw_games[i], n_samples, d, 1, 1.0, False, False, b, -1, r,
                 styles, rules, flags, waits, obs, mask, dist, cands, gains, vals,
             )  # fmt: skip
         a = acts[0]

@@ -195,8 +195,13 @@ def network_choices(
 
 def label_shard(net: PolicyNet, seed: int, first: int, n_hands: int, *, samples: int, draws: int,
                 gap: int, p_label: float, claims: bool, pool: float,
-                rollout: str = "heuristic") -> tuple[dict[str, np.ndarray], int]:  # fmt: skip
-    """Rows of hands ``first .. first + n_hands - 1`` (deal seeds ``seed_of(seed, hand)``) and the decisions played."""
+                rollout: str = "heuristic", rollout_net: PolicyNet | None = None,
+                ) -> tuple[dict[str, np.ndarray], int]:  # fmt: skip
+    """Rows of hands ``first .. first + n_hands - 1`` (deal seeds ``seed_of(seed, hand)``) and the decisions played.
+
+    With ``rollout="network"`` the rollouts' network seats play ``rollout_net`` (default:
+    ``net`` itself), e.g. a small network distilled from ``net`` that costs less per decision.
+    """
     t = get_tables()
     env = (np.zeros(4, dtype=np.int64), RuleConfig().as_array(), t["FLAGS"], t["WAITS"], t["DIST"])
     hands = np.arange(first, first + n_hands, dtype=np.int64)
@@ -207,7 +212,8 @@ def label_shard(net: PolicyNet, seed: int, first: int, n_hands: int, *, samples:
     done = np.zeros(n_hands, bool)
     parts: dict[str, list[np.ndarray]] = {k: [] for k in FIELDS}
     knobs = (samples, draws, gap, claims, rollout == "network")
-    weights = export(net) if rollout == "network" else export_dummy()
+    player = net if rollout_net is None else rollout_net
+    weights = export(player) if rollout == "network" else export_dummy()
     decisions = 0
     while not done.all():
         act = heuristic_choices(obs, mask)
@@ -275,6 +281,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rollout", choices=("heuristic", "network"), default="heuristic",
                    help="who plays the rollouts: the heuristic (default), or the network in its seats "
                         "(the heuristic in the others; several times slower)")  # fmt: skip
+    p.add_argument("--rollout-net", type=Path, default=None,
+                   help="with --rollout network: the network that plays the rollouts' network seats "
+                        "(default: --net); a small one distilled from --net is cheaper per decision")  # fmt: skip
     p.add_argument("--pool", type=float_arg(0, 1, include_lo=True), default=0.5,
                    help="share of hands with one network seat against three heuristics (0.5)")  # fmt: skip
     p.add_argument("--seed", type=int_arg(0, 2**31 - 1), default=0)
@@ -299,6 +308,17 @@ def main(argv: list[str] | None = None) -> dict:
     if net.config.obs_version != 1:
         fail(PROG, "--net must read observation v1 (the labels store v1 observations)")
     net.eval()
+    rollout_net, rollout_sha = None, None
+    if args.rollout_net is not None:
+        if args.rollout != "network":
+            p.error("--rollout-net plays network rollouts: pass --rollout network too")
+        try:
+            rollout_net, _ = load_network(args.rollout_net)
+            rollout_sha = file_sha256(args.rollout_net)
+            export(rollout_net)
+        except (OSError, ValueError) as exc:
+            fail(PROG, f"--rollout-net: {exc}")
+        rollout_net.eval()
     from rich.progress import track
 
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
@@ -308,6 +328,8 @@ def main(argv: list[str] | None = None) -> dict:
     # older label sets have no rollout key: theirs are heuristic rollouts
     if args.rollout != "heuristic":
         settings["rollout"] = args.rollout
+    if rollout_sha is not None:
+        settings["rollout_net_sha256"] = rollout_sha
     settings["net_sha256"] = net_sha
     open_label_dir(p, args.out, settings, args.hands, args.shard_hands, args.resume,
                    {"net": str(args.net), "format": "search_labels"},
@@ -319,7 +341,7 @@ def main(argv: list[str] | None = None) -> dict:
     for s, first, n in track(todo, description="exit label shards"):
         part, dec = label_shard(net, args.seed, first, n, samples=args.samples, draws=args.draws,
                                 gap=args.gap, p_label=args.p_label, claims=args.claims, pool=args.pool,
-                                rollout=args.rollout)  # fmt: skip
+                                rollout=args.rollout, rollout_net=rollout_net)  # fmt: skip
         write_shard(args.out, s, part)
         rows += len(part["obs"])
         decisions += dec

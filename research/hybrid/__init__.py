@@ -1,0 +1,1 @@
+"""The hybrid player: points against cost (see README.md)."""
