@@ -367,6 +367,9 @@ register("search-claims", "sichuan_env.agents.search.agent:search_claims")
 register("search-setup", "sichuan_env.agents.search.agent:search_setup")
 register("search-belief", "sichuan_env.agents.search.belief_agent:search_belief")
 register("distill-search-after-win", "sichuan_env.agents.search.hybrid:distill_search_after_win")
+register(
+    "distill-search64-after-win", "sichuan_env.agents.search.hybrid:distill_search64_after_win"
+)
 # the shipped checkpoints (agents/checkpoints/ holds data only); strings: torch stays unimported
 register("bc", "sichuan_env.agents.nn.torch_agent:load_bc")
 register("ppo", "sichuan_env.agents.nn.torch_agent:load_ppo")
@@ -377,4 +380,4 @@ register_loader(".pt", "sichuan_env.agents.nn.torch_agent:load_checkpoint")
 # the aliases users rely on, each pointing at a registered agent confirmed on fresh walls
 # (docs/agents.md, "strongest and strongest-net")
 register_alias("strongest-net", "distill-guard")
-register_alias("strongest", "distill-search-after-win")
+register_alias("strongest", "distill-search64-after-win")

@@ -121,6 +121,8 @@ def test_prior_and_arguments_are_checked():
 def test_the_registered_hybrid_plays_a_duplicate_match():
     agent = make_agent("distill-search-after-win", 0)
     assert isinstance(agent, HybridAgent) and agent.after_win and agent.late == -1
+    more = make_agent("distill-search64-after-win", 0)  # the strongest alias' target
+    assert isinstance(more, HybridAgent) and more.search.samples == 2 * agent.search.samples == 64
     lineup = ["distill-search-after-win", "heuristic", "heuristic", "heuristic"]
     records = play_duplicate(lineup, 2, RuleConfig(), progress=False, agents={
         "distill-search-after-win": agent, "heuristic": make_agent("heuristic")})  # fmt: skip

@@ -46,6 +46,8 @@ CASES: dict[str, dict[str, Any] | str] = {
     "guard-won-or-late12": {"net": "distill-guard", "late": 12, "after_win": True},
     "belief-won-or-late12": {"late": 12, "after_win": True, "belief": True},
     "rollout-small": "agents/checkpoints/rollout-small.pt",
+    "hybrid-won-s64": {"late": -1, "after_win": True, "samples": 64},
+    "hybrid-won-z0.5": {"late": -1, "after_win": True, "z": 0.5},
 }
 """Label -> a registered agent, or the ``HybridAgent`` knobs (network ``distill`` unless named)."""
 
