@@ -186,13 +186,7 @@ class SearchAgent(BaseAgent):
                 "the search agent was made for other rules than the game's: "
                 "make it with SearchAgent(rules=...) for this ruleset"
             )
-        if not isinstance(states, np.ndarray) or states.dtype != STATE_DTYPE or states.ndim != 1:
-            raise InputTypeError(
-                "states must be a STATE_DTYPE[N] array (the engine's hand records)"
-            )
-        masks = check_masks(masks, batch=True)
-        if len(masks) != len(states):
-            raise ValueError(f"masks has {len(masks)} rows for {len(states)} states")
+        masks = check_states(states, masks)
         rows = np.ascontiguousarray(states)
         if prior is None:
             prior = np.full(len(rows), -1, dtype=np.int64)
@@ -218,6 +212,16 @@ class SearchAgent(BaseAgent):
             "SearchAgent searches over the engine state: call act_states(states, masks) "
             "(sichuan_env.agents.eval.evaluate does); it cannot act from observations alone"
         )
+
+
+def check_states(states: object, masks: object) -> np.ndarray:
+    """Check ``states`` (``STATE_DTYPE[N]``) and ``masks`` (one row each); returns the masks."""
+    if not isinstance(states, np.ndarray) or states.dtype != STATE_DTYPE or states.ndim != 1:
+        raise InputTypeError("states must be a STATE_DTYPE[N] array (the engine's hand records)")
+    checked = check_masks(masks, batch=True)
+    if len(checked) != len(states):
+        raise ValueError(f"masks has {len(checked)} rows for {len(states)} states")
+    return checked
 
 
 def check_prior(prior: object, masks: np.ndarray) -> np.ndarray:

@@ -37,12 +37,12 @@ import time
 from typing import Any
 
 import numpy as np
-from sichuan_env.agents.base import Agent, BaseAgent, check_masks, check_seed
-from sichuan_env.agents.search.agent import SearchAgent
+from sichuan_env.agents.base import Agent, BaseAgent, check_seed
+from sichuan_env.agents.search.agent import SearchAgent, check_states
 
 from sichuan_env import RuleConfig
 from sichuan_env.encoding.registry import get as get_obs_version
-from sichuan_env.engine.state import PH_CLAIM, PH_ROB, PH_TURN, STATE_DTYPE
+from sichuan_env.engine.state import PH_CLAIM, PH_ROB, PH_TURN
 from sichuan_env.tiles import InputTypeError
 
 MAX_WALL = 55
@@ -189,13 +189,7 @@ class HybridAgent(BaseAgent):
             ValueError: as ``SearchAgent.act_states``.
         """
         t0 = time.perf_counter()
-        if not isinstance(states, np.ndarray) or states.dtype != STATE_DTYPE or states.ndim != 1:
-            raise InputTypeError(
-                "states must be a STATE_DTYPE[N] array (the engine's hand records)"
-            )
-        masks = check_masks(masks, batch=True)
-        if len(masks) != len(states):
-            raise ValueError(f"masks has {len(masks)} rows for {len(states)} states")
+        masks = check_states(states, masks)
         rules = self.rules if rules is None else rules
         if rules != self.rules:
             raise ValueError(
