@@ -2,12 +2,15 @@
 
     python -m benchmarks.labels                       # distill's play, 64 hands
     python -m benchmarks.labels --rollout-net agents/checkpoints/rollout-small.pt --hands 128
+    python -m benchmarks.labels --rollout-net agents/checkpoints/rollout-small.pt agents/checkpoints/rollout-aux.pt
 
 Every case labels the same hands (``exit_labels.label_shard``: the network's
 play, a share of its decisions scored by paired determinized rollouts); only
 who plays the rollouts changes: the heuristic in every seat, the labelled
 network itself in its seats (``--rollout network``), and, with
-``--rollout-net``, a smaller network in those seats. Reported per case:
+``--rollout-net``, each smaller network in those seats. A network decision
+updates its first layer from the seat's last observation
+(``sichuan_env.agents.nn.net_cache``). Reported per case:
 rows, seconds, rows per second and the ratio to the heuristic rollouts' rows
 per second (the issue's goal: at least 0.5). A warm-up shard of 2 hands
 per case runs first, so numba's compile is outside the timings.
@@ -36,7 +39,9 @@ def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(prog="python -m benchmarks.labels", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--net", type=Path, default=Path("agents/checkpoints/distill.pt"))
-    p.add_argument("--rollout-net", type=Path, default=None, help="a smaller rollout network")
+    p.add_argument(
+        "--rollout-net", type=Path, nargs="*", default=[], help="smaller rollout networks"
+    )
     p.add_argument("--hands", type=int_arg(2, 4096), default=64)
     p.add_argument("--seed", type=int_arg(0), default=0)
     p.add_argument("--threads", type=int_arg(1, 256), default=2)
@@ -49,12 +54,11 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(args.threads)
     try:
         net, _ = load_network(args.net)
-        small = load_network(args.rollout_net)[0] if args.rollout_net else None
+        small = [(f"network ({path.name})", "network", load_network(path)[0])
+                 for path in args.rollout_net]  # fmt: skip
     except (OSError, ValueError) as exc:
         p.error(str(exc))
-    cases = [("heuristic", "heuristic", None), ("network", "network", None)]
-    if small is not None:
-        cases.append((f"network ({args.rollout_net.name})", "network", small))
+    cases = [("heuristic", "heuristic", None), ("network", "network", None), *small]
     rows = []
     for label, rollout, player in cases:
         label_shard(net, args.seed + 1, 0, 2, rollout=rollout, rollout_net=player, **KW)  # warm-up
@@ -74,7 +78,7 @@ def main(argv: list[str] | None = None) -> dict:
         [[r["rollouts"], str(r["rows"]), f"{r['seconds']:.1f}", f"{r['rows_per_s']:.2f}",
           f"{r['ratio_to_heuristic']:.2f}"] for r in rows],
     )  # fmt: skip
-    body = {"net": str(args.net), "rollout_net": str(args.rollout_net) if small else None,
+    body = {"net": str(args.net), "rollout_net": [str(x) for x in args.rollout_net],
             "hands": args.hands, "seed": args.seed, "settings": KW, "cases": rows}  # fmt: skip
     return write_results("labels", body, args.json)
 

@@ -11,6 +11,7 @@ import pytest
 import sichuan_env.train.policy.exit_labels as el
 import sichuan_env.train.policy.search_labels as sl
 from sichuan_env.agents.nn.features import heuristic_choices
+from sichuan_env.agents.nn.numba_policy import no_weights
 from sichuan_env.agents.nn.torch_agent import TorchAgent, load_network
 from sichuan_env.agents.search.rollout import MAX_CANDIDATES
 
@@ -102,7 +103,7 @@ def test_setup_decisions_are_not_rows():
     renv = (np.zeros(4, np.int64), env.rules.as_array(), t["FLAGS"], t["WAITS"], t["DIST"])
     el.label_rows(np.ascontiguousarray(states), np.zeros((2, 2), STATE_DTYPE),
                   np.full((2, 2), -1, np.int64), np.zeros(2, np.uint64), (4, 2, 1, True, False), renv,
-                  (np.ones((2, 4), bool), el.export_dummy()), *out)  # fmt: skip
+                  (np.ones((2, 4), bool), no_weights()), *out)  # fmt: skip
     assert not out[4].any()
 
 
@@ -158,11 +159,13 @@ def test_network_rollouts_give_other_values_on_the_same_rows(net, shard):
 
 
 def test_network_rollouts_follow_the_network_in_its_seats():
-    """run_mixed: with every seat the network, a hand plays exactly as the numba network decides."""
-    from sichuan_env.agents.nn.numba_policy import export, scratch
+    """run_mixed: with every seat the network, a hand plays as the numba network decides it, move by move."""
+    from sichuan_env.agents.nn.net_cache import new_cache
+    from sichuan_env.agents.nn.numba_policy import export, net_action, scratch
     from sichuan_env.agents.search.net_rollout import run_mixed
 
     from sichuan_env.engine.deal import deal_seed
+    from sichuan_env.engine.step import apply
 
     agent = TorchAgent.load("distill")
     w = export(agent.net)
@@ -171,9 +174,15 @@ def test_network_rollouts_follow_the_network_in_its_seats():
     rules = VectorEnv(1).rules.as_array()
     st = np.zeros(1, STATE_DTYPE)
     deal_seed(st, 0, np.uint64(11), rules)
+    ref = st.copy()
     n = run_mixed(st[0], np.ones(4, np.bool_), w, np.zeros(4, np.int64), rules, t["FLAGS"],
-                  t["WAITS"], obs, mask, t["DIST"], tuple(bufs))  # fmt: skip
+                  t["WAITS"], obs, mask, t["DIST"], new_cache(w))  # fmt: skip
     assert n > 20 and int(st[0]["scores"].sum()) == 0
+    for _ in range(n):  # the same hand, one net_action (no cache) at a time
+        a = net_action(ref[0], w, rules, t["FLAGS"], obs, mask, t["DIST"], *bufs)
+        assert a >= 0
+        apply(ref[0], a, rules, t["FLAGS"], t["WAITS"])
+    assert ref.tobytes() == st.tobytes()  # the same moves, the same end
 
 
 def test_a_rollout_network_plays_the_rollouts_instead_of_the_labelled_one(net, shard):

@@ -13,7 +13,14 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from sichuan_env.agents.rule_based.heuristic import decide_batch, hand_of, ukeire, void_of
+from sichuan_env.agents.rule_based.heuristic import (
+    decide,
+    decide_batch,
+    decide_with,
+    hand_of,
+    ukeire,
+    void_of,
+)
 
 from sichuan_env._jit import njit
 from sichuan_env.encoding import observation as O
@@ -41,6 +48,34 @@ def _aux_one(obs, dist, out) -> None:
     and whether a kong of ``t`` keeps the shanten. Globally: the shanten of a
     ``3k+1`` hand, and after ponging / konging the claimable tile.
     """
+    sh = np.zeros(27, dtype=np.int64)
+    uk = np.zeros(27, dtype=np.int64)
+    _aux_fill(obs, dist, out, sh, uk)
+
+
+@njit
+def decide_aux(obs, mask, dist, out) -> int:
+    """The heuristic's action (``decide``) and ``_aux_one``'s features (into ``out``), in one pass.
+
+    A network with both the prior and the aux features needs both: on an own
+    turn they share the (shanten, ukeire) after each discard, computed once
+    here. Exactly ``decide(obs, mask, dist)`` and ``_aux_one(obs, dist, out)``
+    (``tests/test_net_cache.py``); ``out`` must be zero on entry.
+    """
+    sh = np.zeros(27, dtype=np.int64)
+    uk = np.zeros(27, dtype=np.int64)
+    if _aux_fill(obs, dist, out, sh, uk):
+        return decide_with(obs, mask, dist, sh, uk)
+    return decide(obs, mask, dist)
+
+
+@njit
+def _aux_fill(obs, dist, out, sh, uk) -> bool:
+    """``_aux_one``'s features into ``out``; True when ``sh``/``uk`` hold every held tile's discard.
+
+    On an own turn (``3k+2`` tiles) ``sh[t]``, ``uk[t]`` are ``ukeire`` of the
+    hand less one ``t`` for each ``t`` it holds: ``decide_with``'s table.
+    """
     hand = np.zeros(27, dtype=np.uint8)
     hand_of(obs, hand)
     void = void_of(obs)
@@ -59,16 +94,17 @@ def _aux_one(obs, dist, out) -> None:
             if hand[t] == 0:
                 continue
             hand[t] -= 1
-            sh, uk = ukeire(hand, void, unseen, dist)
-            _bin(out, t * AUX_PER_TILE, sh)
-            out[t * AUX_PER_TILE + SH_BINS] = min(uk / 20.0, 1.0)
+            sh[t], uk[t] = ukeire(hand, void, unseen, dist)
+            _bin(out, t * AUX_PER_TILE, sh[t])
+            out[t * AUX_PER_TILE + SH_BINS] = min(uk[t] / 20.0, 1.0)
             k = 4 if hand[t] == 3 else 1
             if hand[t] + 1 >= k:
                 hand[t] -= k - 1
                 out[t * AUX_PER_TILE + SH_BINS + 1] = shanten(hand, void, dist) <= now
                 hand[t] += k - 1
             hand[t] += 1
-    elif n % 3 == 1:
+        return True
+    if n % 3 == 1:
         now = shanten(hand, void, dist)
         _bin(out, g, now)
         c = -1
@@ -90,6 +126,7 @@ def _aux_one(obs, dist, out) -> None:
                 hand[c] -= 3
                 _bin(out, g + 2 * SH_BINS, shanten(hand, void, dist))
                 hand[c] += 3
+    return False
 
 
 @njit(parallel=True)

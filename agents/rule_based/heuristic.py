@@ -200,6 +200,18 @@ def decide(obs, mask, dist) -> int:
     decremented below 0, and the answer is an action the mask allows (the
     first legal one where the observation contradicts the mask).
     """
+    none = np.empty(0, dtype=np.int64)
+    return decide_with(obs, mask, dist, none, none)
+
+
+@njit
+def decide_with(obs, mask, dist, sh, uk) -> int:
+    """``decide``, reading the own-turn (shanten, ukeire) after each discard from ``sh``/``uk``.
+
+    ``sh[d]``, ``uk[d]``: ``ukeire`` of the hand less one ``d``, for every
+    ``d`` the hand holds (``sichuan_env.agents.nn.features.decide_aux`` has
+    them already); empty arrays: computed here. The answer is ``decide``'s.
+    """
     if obs.shape[0] < OBS_MIN_ROWS or obs.shape[1] != 27 or mask.shape[0] != ACTION_SPACE:
         return -1
     if mask[HU]:
@@ -246,11 +258,14 @@ def decide(obs, mask, dist) -> int:
     for d in range(27):
         if not mask[DISCARD + d] or hand[d] == 0:
             continue
-        hand[d] -= 1
-        sh, uk = ukeire(hand, void, unseen, dist)
-        hand[d] += 1
-        if sh < best_sh or (sh == best_sh and uk >= best_uk):
-            best_a, best_sh, best_uk = DISCARD + d, sh, uk
+        if sh.shape[0]:
+            s, u = sh[d], uk[d]
+        else:
+            hand[d] -= 1
+            s, u = ukeire(hand, void, unseen, dist)
+            hand[d] += 1
+        if s < best_sh or (s == best_sh and u >= best_uk):
+            best_a, best_sh, best_uk = DISCARD + d, s, u
     kong = self_kong_within(mask, hand, void, dist, best_sh)
     if kong >= 0:
         return kong

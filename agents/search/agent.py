@@ -25,11 +25,16 @@ Cost: about 20 ms per own-turn decision on one core at the defaults.
 
 from __future__ import annotations
 
+import os
+
 import numba
 import numpy as np
 from sichuan_env.agents.base import BaseAgent, check_masks, check_seed
+from sichuan_env.agents.nn.mlp_kernels import no_weights
+from sichuan_env.agents.nn.net_cache import new_cache
 from sichuan_env.agents.rule_based.fused import STYLES, style_action
 from sichuan_env.agents.search.determinize import BELIEF_COLUMNS
+from sichuan_env.agents.search.net_rollout import search_action_net
 from sichuan_env.agents.search.rollout import MAX_CANDIDATES, search_action
 
 from sichuan_env import RuleConfig
@@ -58,17 +63,20 @@ def _public_seed(st, seed: np.uint64) -> np.uint64:
 
 
 @njit(parallel=True)
-def search_rows(states, scratch, seed: np.uint64, knobs, env, bel, prior, out) -> None:
+def search_rows(states, scratch, seed: np.uint64, knobs, env, bel, prior, net, out) -> None:
     """The agent's action for every row of ``states`` (the seat to act in each).
 
     ``scratch`` is a ``STATE_DTYPE[N, 2]`` work area; ``bel`` ``float64[N, 4, 28]`` the
     belief rows of each row's determinizations, or ``float64[N, 0, 28]`` for none
     (``sichuan_env.agents.search.determinize``); ``prior`` ``int64[N]`` each row's default
     action (-1: the style's): searched decisions keep it unless a candidate beats it,
-    the others play it.
+    the others play it. ``net`` is ``(mode, weights)``: who plays the rollouts besides
+    the style (``ROLLOUT_SEATS``: 0 none, 1 the searching seat, 2 every seat) and the
+    network's ``numba_policy.export`` weights.
     """
     n_samples, draws, gap, z, claims, setup = knobs
     styles, rules, flags, waits, dist = env
+    mode, weights = net
     n = states.shape[0]
     raw_states = states.view(np.uint8).reshape(n, -1)
     for i in numba.prange(n):
@@ -80,10 +88,20 @@ def search_rows(states, scratch, seed: np.uint64, knobs, env, bel, prior, out) -
         gains = np.zeros(MAX_CANDIDATES, dtype=np.float64)
         vals = np.zeros((max(n_samples, 1), MAX_CANDIDATES), dtype=np.float64)
         r = _public_seed(states[i], seed)
-        a = search_action(
-            work, raw, raw_states[i], n_samples, draws, gap, z, claims, setup, bel[i], prior[i], r,
-            styles, rules, flags, waits, obs, mask, dist, cands, gains, vals,
-        )  # fmt: skip
+        if mode == 0:
+            a = search_action(
+                work, raw, raw_states[i], n_samples, draws, gap, z, claims, setup, bel[i],
+                prior[i], r, styles, rules, flags, waits, obs, mask, dist, cands, gains, vals,
+            )  # fmt: skip
+        else:
+            seats = np.zeros(4, dtype=np.bool_)
+            seats[:] = mode == 2
+            seats[states[i].to_act] = True
+            a = search_action_net(
+                work, raw, raw_states[i], n_samples, draws, gap, z, claims, setup, bel[i],
+                prior[i], r, styles, rules, flags, waits, obs, mask, dist, cands, gains, vals,
+                seats, weights, new_cache(weights),
+            )  # fmt: skip
         if a < 0 and prior[i] >= 0:
             a = prior[i]
         elif a < 0:
@@ -107,6 +125,16 @@ class SearchAgent(BaseAgent):
         setup: search the 定缺 declaration too (each legal void suit; the declarations made
             before it are hidden and made again in every determinization).
         rules: the ruleset the states are played under (default docs/rules.md §9).
+        rollout_net: a network that plays rollout seats instead of the style: a
+            ``PolicyNet`` (an MLP over observation v1), a network agent holding one
+            (``TorchAgent``), or a checkpoint path or registered network name
+            (None: the style plays every seat).
+        rollout_seats: the seats ``rollout_net`` plays in the rollouts: ``"self"``
+            (the searching seat: its own future play) or ``"all"``.
+
+    Raises:
+        ValueError: a knob out of range, a style or ``rollout_seats`` not known, a
+            ``rollout_net`` numba cannot play (``numba_policy.export``).
     """
 
     name = "search"
@@ -124,6 +152,8 @@ class SearchAgent(BaseAgent):
         rules: RuleConfig | None = None,
         claims: bool = False,
         setup: bool = False,
+        rollout_net: object = None,
+        rollout_seats: str = "self",
     ) -> None:
         for name, v, lo, hi in (
             ("samples", samples, 1, 4096),
@@ -156,6 +186,10 @@ class SearchAgent(BaseAgent):
         self._seed = np.uint64(check_seed(0 if seed is None else seed))
         styles = np.full(4, STYLES[style], dtype=np.int64)
         self._env = (styles, rules.as_array(), _T["FLAGS"], _T["WAITS"], _T["DIST"])
+        if rollout_seats not in ROLLOUT_SEATS or rollout_seats == "none":
+            raise ValueError(f"rollout_seats must be 'self' or 'all', got {rollout_seats!r}")
+        self.rollout_seats = rollout_seats if rollout_net is not None else "none"
+        self._net = (ROLLOUT_SEATS.index(self.rollout_seats), rollout_weights(rollout_net))
 
     def reset(self, seed: int | None = None) -> None:
         """Reseed the search (it keeps no memory between decisions)."""
@@ -196,7 +230,7 @@ class SearchAgent(BaseAgent):
         knobs = (self.samples, self.draws, self.gap, self.z, self.claims, self.setup)
         scratch = np.zeros((len(rows), 2), dtype=STATE_DTYPE)
         bel = self._beliefs(rows)
-        search_rows(rows, scratch, self._seed, knobs, self._env, bel, prior, out)
+        search_rows(rows, scratch, self._seed, knobs, self._env, bel, prior, self._net, out)
         bad = (out < 0) | (out >= masks.shape[1])
         bad[~bad] = masks[np.flatnonzero(~bad), out[~bad]] == 0
         if bad.any():
@@ -212,6 +246,34 @@ class SearchAgent(BaseAgent):
             "SearchAgent searches over the engine state: call act_states(states, masks) "
             "(sichuan_env.agents.eval.evaluate does); it cannot act from observations alone"
         )
+
+
+ROLLOUT_SEATS = ("none", "self", "all")
+"""Who plays a ``SearchAgent``'s rollouts besides the style (``search_rows``' mode codes)."""
+
+
+def rollout_weights(net: object) -> tuple:
+    """``numba_policy.export``'s weights of a rollout network (its ``no_weights`` for None).
+
+    ``net``: a ``PolicyNet``, an agent holding one in ``.net`` (``TorchAgent``), or a
+    checkpoint path or registered network name.
+
+    Raises:
+        ValueError: a spec that names no network, or one numba cannot play.
+    """
+    if net is None:
+        return no_weights()
+    from sichuan_env.agents.nn.numba_policy import export  # torch: only for a network
+    from sichuan_env.agents.nn.policy import PolicyNet
+
+    if isinstance(net, (str, os.PathLike)):
+        from sichuan_env.agents.registry import make_agent
+
+        net = make_agent(str(net))
+    net = getattr(net, "net", net)
+    if not isinstance(net, PolicyNet):
+        raise ValueError(f"rollout_net must be a policy network, got {type(net).__name__}")
+    return export(net)
 
 
 def check_states(states: object, masks: object) -> np.ndarray:

@@ -50,6 +50,8 @@ class BeliefSearchAgent(SearchAgent):
         rules: as ``SearchAgent``.
         claims: as ``SearchAgent``.
         setup: as ``SearchAgent``.
+        rollout_net: as ``SearchAgent``.
+        rollout_seats: as ``SearchAgent``.
 
     Raises:
         ValueError: the ``SearchAgent`` checks, ``draws`` < 2, or a belief model that cannot serve.
@@ -69,8 +71,11 @@ class BeliefSearchAgent(SearchAgent):
         claims: bool = False,
         belief: BeliefModel | str | os.PathLike = "belief",
         setup: bool = False,
+        rollout_net: object = None,
+        rollout_seats: str = "self",
     ) -> None:
-        super().__init__(seed, samples, draws, gap, z, style, rules, claims, setup)
+        super().__init__(seed, samples, draws, gap, z, style, rules, claims, setup, rollout_net,
+                         rollout_seats)  # fmt: skip
         if self.draws < 2:
             raise ValueError(
                 f"belief resampling chooses among draws: draws must be >= 2, got {draws}"

@@ -104,9 +104,19 @@ class HybridAgent(BaseAgent):
         z: standard errors a candidate must clear to replace the network's choice.
         claims: search the claim answers too where the trigger fires.
         rules: the ruleset (default docs/rules.md §9).
+        rollouts: who plays the search's rollouts: ``"style"`` (the heuristic in every
+            seat), ``"self"`` (the network in the searching seat, its own future play;
+            the heuristic in the others) or ``"all"`` (the network in every seat). The
+            network plays in numba (``sichuan_env.agents.nn.net_cache``): an MLP over
+            observation v1.
+        rollout_net: the network that plays the rollouts' network seats instead of ``net``
+            (a registered name, a ``.pt`` path, a ``PolicyNet`` or a network agent): a
+            smaller one distilled from it costs less per decision
+            (``agents/checkpoints/rollout-aux.pt``). None: ``net``.
 
     Raises:
-        ValueError: bad knobs, or a network that reads states.
+        ValueError: bad knobs, a network that reads states, or network rollouts with a
+            network numba cannot play.
     """
 
     name = "hybrid"
@@ -126,6 +136,8 @@ class HybridAgent(BaseAgent):
         z: float = 1.0,
         claims: bool = False,
         rules: RuleConfig | None = None,
+        rollouts: str = "style",
+        rollout_net: object = None,
     ) -> None:
         from sichuan_env.agents.registry import make_agent
 
@@ -144,6 +156,14 @@ class HybridAgent(BaseAgent):
         rules = RuleConfig() if rules is None else rules
         knobs: dict[str, Any] = {"samples": samples, "gap": gap, "z": z, "rules": rules}
         knobs["claims"] = self.claims
+        if rollouts not in ("style", "self", "all"):
+            raise ValueError(f"rollouts must be 'style', 'self' or 'all', got {rollouts!r}")
+        self.rollouts = rollouts
+        if rollout_net is not None and rollouts == "style":
+            raise ValueError("rollout_net needs network rollouts: rollouts='self' or 'all'")
+        if rollouts != "style":
+            knobs["rollout_net"] = self.net if rollout_net is None else rollout_net
+            knobs["rollout_seats"] = rollouts
         if self.belief:  # resampling needs more draws than the closest-to-ready rule
             from sichuan_env.agents.search.belief_agent import BeliefSearchAgent
 

@@ -7,15 +7,16 @@ improvement over the style, however often it is repeated. Here the seats in
 ``net_seats`` play a network instead (``sichuan_env.agents.nn.numba_policy``), so the
 search estimates ``Q_network(s, a)`` and expert iteration can compound. The
 determinizations, the pairing and the window handling are
-``evaluate_candidates``'s; a network decision costs several style decisions
-(measured in ``research/exit/README.md``).
+``evaluate_candidates``'s. A network decision keeps its first layer up to
+date from the seat's last observation (``sichuan_env.agents.nn.net_cache``)
+and costs a few style decisions (``benchmarks/labels.py``).
 """
 
 from __future__ import annotations
 
-from sichuan_env.agents.nn.numba_policy import net_action
+from sichuan_env.agents.nn.net_cache import cached_action, forget
 from sichuan_env.agents.rule_based.fused import style_action
-from sichuan_env.agents.search.rollout import draw_sample
+from sichuan_env.agents.search.rollout import draw_sample, search_choice, search_start
 
 from sichuan_env._jit import njit
 from sichuan_env.engine.state import PH_OVER
@@ -23,17 +24,18 @@ from sichuan_env.engine.step import apply
 
 
 @njit
-def run_mixed(st, net_seats, weights, styles, rules, flags, waits, obs, mask, dist, bufs) -> int:
+def run_mixed(st, net_seats, weights, styles, rules, flags, waits, obs, mask, dist, cache) -> int:
     """Play ``st`` to its end: seats in ``net_seats`` by the network, the others by ``styles``.
 
-    ``bufs`` is ``(aux, h0, h1, logits)`` (``numba_policy.scratch`` less its first two).
-    Returns the decisions played, or -1 if a seat had no legal action.
+    ``cache``: ``net_cache.new_cache(weights)``, emptied first (a rollout's
+    play depends on its state alone). Returns the decisions played, or -1 if
+    a seat had no legal action.
     """
-    aux, h0, h1, logits = bufs
+    forget(cache)
     n = 0
     while st.phase != PH_OVER:
         if net_seats[st.to_act]:
-            a = net_action(st, weights, rules, flags, obs, mask, dist, aux, h0, h1, logits)
+            a = cached_action(st, weights, rules, flags, dist, cache)
         else:
             a = style_action(st, styles[st.to_act], rules, flags, obs, mask, dist)
         if a < 0:
@@ -46,7 +48,7 @@ def run_mixed(st, net_seats, weights, styles, rules, flags, waits, obs, mask, di
 @njit
 def evaluate_candidates_net(scratch, raw, orig, me: int, cands, n_cands: int, n_samples: int,
                             draws: int, bel, seed, styles, rules, flags, waits, obs, mask, dist, vals,
-                            net_seats, weights, bufs) -> None:  # fmt: skip
+                            net_seats, weights, cache) -> None:  # fmt: skip
     """``evaluate_candidates`` with the rollouts played by ``run_mixed`` (same samples, same pairing)."""
     rng = seed
     for k in range(n_samples):
@@ -57,5 +59,29 @@ def evaluate_candidates_net(scratch, raw, orig, me: int, cands, n_cands: int, n_
             raw[1, :] = raw[0, :]
             st = scratch[1]
             apply(st, cands[c], rules, flags, waits)
-            run_mixed(st, net_seats, weights, styles, rules, flags, waits, obs, mask, dist, bufs)
+            run_mixed(st, net_seats, weights, styles, rules, flags, waits, obs, mask, dist, cache)
             vals[k, c] = float(st.scores[me] - base)
+
+
+@njit
+def search_action_net(scratch, raw, orig, n_samples: int, draws: int, gap: int, z: float,
+                      claims: bool, setup: bool, bel, prior: int, seed, styles, rules, flags,
+                      waits, obs, mask, dist, cands, gains, vals, net_seats, weights,
+                      cache) -> int:  # fmt: skip
+    """``rollout.search_action`` with the rollouts' seats ``net_seats`` played by the network.
+
+    The same candidates, determinizations, pairing and choice; only who plays
+    the rollouts differs (``run_mixed``, ``cache`` from ``net_cache.new_cache``).
+    """
+    raw[0, :] = orig
+    n, base, default = search_start(scratch[0], prior, gap, claims, setup, styles, rules, flags,
+                                    obs, mask, dist, cands)  # fmt: skip
+    if n < 0:
+        return -1
+    if n <= 1 or base < 0:
+        gains[0] = 0.0
+        return default
+    evaluate_candidates_net(scratch, raw, orig, scratch[0].to_act, cands, n, n_samples, draws, bel,
+                            seed, styles, rules, flags, waits, obs, mask, dist, vals, net_seats,
+                            weights, cache)  # fmt: skip
+    return search_choice(vals, n_samples, n, base, z, cands, gains)

@@ -281,23 +281,10 @@ def search_action(
     ``bel``: belief rows for the determinizations (``determinize_best``; 0 rows: none).
     """
     raw[0, :] = orig
-    st = scratch[0]
-    me = st.to_act
-    if not is_searched(st, claims, setup):
+    n, base, default = search_start(scratch[0], prior, gap, claims, setup, styles, rules, flags,
+                                    obs, mask, dist, cands)  # fmt: skip
+    if n < 0:
         return -1
-    if prior >= 0:
-        default = prior
-    else:
-        default = style_action(st, styles[me], rules, flags, obs, mask, dist)
-    n = decision_candidates(st, rules, flags, mask, dist, gap, claims, setup, cands)
-    base = -1
-    for c in range(n):
-        if cands[c] == default:
-            base = c
-    if base < 0 and n < cands.shape[0]:
-        cands[n] = default
-        base = n
-        n += 1
     if n <= 1 or base < 0:
         gains[0] = 0.0
         return default
@@ -305,7 +292,7 @@ def search_action(
         scratch,
         raw,
         orig,
-        me,
+        scratch[0].to_act,
         cands,
         n,
         n_samples,
@@ -321,6 +308,44 @@ def search_action(
         dist,
         vals,
     )
+    return search_choice(vals, n_samples, n, base, z, cands, gains)
+
+
+@njit
+def search_start(st, prior: int, gap: int, claims: bool, setup: bool, styles, rules, flags, obs,
+                 mask, dist, cands) -> tuple:  # fmt: skip
+    """``(n, base, default)``: the candidates of the decision in ``st`` (``cands[:n]``), the default's index.
+
+    ``n`` is -1 when the decision is not searched. The default is ``prior``
+    (>= 0) or the seat's style's action, added to the candidates if missing;
+    ``base`` is -1 only when there was no room for it.
+    """
+    me = st.to_act
+    if not is_searched(st, claims, setup):
+        return -1, -1, -1
+    if prior >= 0:
+        default = prior
+    else:
+        default = style_action(st, styles[me], rules, flags, obs, mask, dist)
+    n = decision_candidates(st, rules, flags, mask, dist, gap, claims, setup, cands)
+    base = -1
+    for c in range(n):
+        if cands[c] == default:
+            base = c
+    if base < 0 and n < cands.shape[0]:
+        cands[n] = default
+        base = n
+        n += 1
+    return n, base, default
+
+
+@njit
+def search_choice(vals, n_samples: int, n: int, base: int, z: float, cands, gains) -> int:
+    """The candidate that replaces the default (``cands[base]``), or the default; ``gains[:n]`` its mean gains.
+
+    A candidate replaces it only when its mean gain over the default (paired
+    over the samples) is more than ``z`` standard errors above zero.
+    """
     best, best_score = base, 0.0
     for c in range(n):
         mean, se = paired_stats(vals, n_samples, c, base)

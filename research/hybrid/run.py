@@ -6,7 +6,8 @@
 Every case plays the duplicate match ``CASE heuristic heuristic heuristic`` on
 the same walls (``--seed``; each dealt four times, the seats rotated) and is
 scored plain and luck-adjusted (``sichuan_env.agents.eval.luck``), and paired
-wall by wall with the first case (``distill``: the network alone). The
+wall by wall with ``distill`` (the network alone) and with ``--base`` when it
+is another case. The
 candidate is timed in every call the match makes to it: milliseconds per
 decision are its seconds over its decisions (claims and passes included),
 batched as the match batches them, on this machine's cores. A case done is a
@@ -48,6 +49,19 @@ CASES: dict[str, dict[str, Any] | str] = {
     "rollout-small": "agents/checkpoints/rollout-small.pt",
     "hybrid-won-s64": {"late": -1, "after_win": True, "samples": 64},
     "hybrid-won-z0.5": {"late": -1, "after_win": True, "z": 0.5},
+    "hybrid-won-self": {"late": -1, "after_win": True, "rollouts": "self"},
+    "hybrid-won-s64-self": {"late": -1, "after_win": True, "samples": 64, "rollouts": "self"},
+    "hybrid-won-s64-all": {"late": -1, "after_win": True, "samples": 64, "rollouts": "all"},
+    "hybrid-won-s128": {"late": -1, "after_win": True, "samples": 128},
+    "hybrid-won-s128-self": {"late": -1, "after_win": True, "samples": 128, "rollouts": "self"},
+    "hybrid-won-s64-selfaux": {
+        "late": -1,
+        "after_win": True,
+        "samples": 64,
+        "rollouts": "self",
+        "rollout_net": "agents/checkpoints/rollout-aux.pt",
+    },
+    "rollout-aux": "agents/checkpoints/rollout-aux.pt",
 }
 """Label -> a registered agent, or the ``HybridAgent`` knobs (network ``distill`` unless named)."""
 
@@ -173,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--resume", action="store_true")
+    p.add_argument("--base", default="distill", choices=list(CASES),
+                   help="a second case every case is paired with (besides distill)")  # fmt: skip
     args = p.parse_args(argv)
     if not 2 <= args.walls <= 100_000 or args.seed < 0:
         p.error("--walls must be in 2..100000 and --seed >= 0")
@@ -203,16 +219,22 @@ def main(argv: list[str] | None = None) -> int:
             f.write(json.dumps(rec) + "\n")
     order = [k for k in CASES if k in done]
     rows = summarize({k: done[k] for k in order}, "distill")
+    if args.base != "distill" and args.base in done:
+        for r, other in zip(rows, summarize({k: done[k] for k in order}, args.base), strict=True):
+            r.update({k: v for k, v in other.items() if k.startswith("minus_")})
     for r in rows:
         d = r.get("minus_distill")
+        b = r.get("minus_" + args.base) if args.base != "distill" else None
         print(
             f"{r['label']:22s} plain {r['plain'][0]:+.3f} ± {r['plain'][1]:.3f}  "
             f"adj {r['adjusted'][0]:+.3f} ± {r['adjusted'][1]:.3f}  "
             + (f"- distill {d[0]:+.3f} ± {d[1]:.3f}  " if d else "")
+            + (f"- {args.base} {b[0]:+.3f} ± {b[1]:.3f}  " if b else "")
             + f"{r['ms_per_decision']:7.2f} ms/decision"
             + (f"  searched {r['search_rate']:.0%}" if r["search_rate"] is not None else "")
         )
-    body = {"walls": args.walls, "seed": args.seed, "value_model": "luck", "cases": rows}
+    body = {"walls": args.walls, "seed": args.seed, "value_model": "luck", "base": args.base,
+            "cases": rows}  # fmt: skip
     write_atomic(args.out / "summary.json", json.dumps(body, indent=2) + "\n")
     plot(rows, args.out / "points_vs_cost.png", f"{args.walls} walls x 4, seed {args.seed}")
     return 0

@@ -38,8 +38,9 @@ import numpy as np
 import torch
 from sichuan_env.agents.checkpoint import file_sha256
 from sichuan_env.agents.eval.metrics import paired_stats
-from sichuan_env.agents.nn.features import AUX_SIZE, heuristic_choices
-from sichuan_env.agents.nn.numba_policy import export
+from sichuan_env.agents.nn.features import heuristic_choices
+from sichuan_env.agents.nn.net_cache import new_cache
+from sichuan_env.agents.nn.numba_policy import export, no_weights
 from sichuan_env.agents.nn.policy import PolicyNet
 from sichuan_env.agents.nn.torch_agent import load_network
 from sichuan_env.agents.rule_based.fused import style_action
@@ -84,7 +85,6 @@ def label_rows(states, scratch, extra, seeds, knobs, env, net, cands_o, gain_o, 
     """
     n_samples, draws, gap, claims, net_rollouts = knobs
     net_seats, weights = net
-    n_hidden = weights[0].shape[1]
     styles, rules, flags, waits, dist = env
     n = states.shape[0]
     raw_states = states.view(np.uint8).reshape(n, -1)
@@ -119,11 +119,10 @@ def label_rows(states, scratch, extra, seeds, knobs, env, net, cands_o, gain_o, 
             if cands[c] == d:
                 base = c
         if nc >= 2 and net_rollouts:
-            bufs = (np.zeros(AUX_SIZE, np.float32), np.zeros(n_hidden, np.float32),
-                    np.zeros(n_hidden, np.float32), np.zeros(88, np.float32))  # fmt: skip
             evaluate_candidates_net(
                 work, raw, raw_states[i], me, cands, nc, n_samples, draws, no_bel, seeds[i],
-                styles, rules, flags, waits, obs, mask, dist, vals, net_seats[i], weights, bufs,
+                styles, rules, flags, waits, obs, mask, dist, vals, net_seats[i], weights,
+                new_cache(weights),
             )  # fmt: skip
         elif nc >= 2:
             evaluate_candidates(
@@ -160,13 +159,6 @@ def _draw(seed: int, hand: int, k: int) -> float:
 def _seed(seed: int, hand: int, k: int) -> np.uint64:
     """The rollout seed of decision ``k`` of ``hand``."""
     return np.uint64(_mix(seed, hand, k) ^ 0xD1B54A32D192ED03)
-
-
-def export_dummy() -> tuple:
-    """Weights of the right types for ``label_rows`` when the rollouts play the heuristic (never read)."""
-    z = np.zeros((1, 1), np.float32)
-    return (z, np.zeros(1, np.float32), np.zeros((0, 1, 1), np.float32), np.zeros((0, 1), np.float32),
-            np.zeros((88, 1), np.float32), np.zeros(88, np.float32), np.zeros(1), np.zeros(2, np.int64))  # fmt: skip
 
 
 @torch.no_grad()
@@ -213,7 +205,7 @@ def label_shard(net: PolicyNet, seed: int, first: int, n_hands: int, *, samples:
     parts: dict[str, list[np.ndarray]] = {k: [] for k in FIELDS}
     knobs = (samples, draws, gap, claims, rollout == "network")
     player = net if rollout_net is None else rollout_net
-    weights = export(player) if rollout == "network" else export_dummy()
+    weights = export(player) if rollout == "network" else no_weights()
     decisions = 0
     while not done.all():
         act = heuristic_choices(obs, mask)
