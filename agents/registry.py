@@ -370,6 +370,10 @@ register("distill-search-after-win", "sichuan_env.agents.search.hybrid:distill_s
 register(
     "distill-search64-after-win", "sichuan_env.agents.search.hybrid:distill_search64_after_win"
 )
+register(
+    "distill-search128-selfaux-after-win",
+    "sichuan_env.agents.search.hybrid:distill_search128_selfaux_after_win",
+)
 # the shipped checkpoints (agents/checkpoints/ holds data only); strings: torch stays unimported
 register("bc", "sichuan_env.agents.nn.torch_agent:load_bc")
 register("ppo", "sichuan_env.agents.nn.torch_agent:load_ppo")

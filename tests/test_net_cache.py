@@ -209,6 +209,8 @@ def test_network_rollouts_refuse_what_numba_cannot_play():
         SearchAgent(rollout_net=conv)
     with pytest.raises(ValueError, match="rollouts must be"):
         HybridAgent(rollouts="network")
+    with pytest.raises(ValueError, match="rollout_net needs network rollouts"):
+        HybridAgent(rollout_net="rollout-aux")
 
 
 def test_the_hybrid_searches_with_its_own_network_in_the_rollouts():
@@ -220,6 +222,10 @@ def test_the_hybrid_searches_with_its_own_network_in_the_rollouts():
                        **KNOBS).act_states(states, masks, prior=prior)  # fmt: skip
     assert np.array_equal(got, want) and hybrid.stats()["search_rate"] == 1.0
     assert hybrid.rollouts == "self" and hybrid.search.rollout_seats == "self"
+    assert hybrid.search._net[1][0].shape[1] == 256  # distill's width: its own network
+    small = HybridAgent(seed=1, rollouts="self", rollout_net="rollout-aux", **KNOBS)
+    assert small.search._net[1][0].shape[1] == 128  # another network plays the rollouts
+    assert small.net.net.config.hidden == 256  # and the hybrid still plays distill
 
 
 def _observe(states: np.ndarray):
@@ -232,3 +238,13 @@ def _observe(states: np.ndarray):
     obs = np.zeros((len(states), *spec.shape()), np.uint8)
     spec.encode_batch(states, np.zeros(len(states), np.int64), False, RuleConfig().as_array(), obs)
     return obs[:, :83], _masks(states)
+
+
+def test_the_registered_hybrid_with_network_rollouts_is_what_its_name_says():
+    from sichuan_env.agents.registry import make_agent
+
+    agent = make_agent("distill-search128-selfaux-after-win", 0)
+    assert isinstance(agent, HybridAgent) and agent.after_win and agent.late == -1
+    assert agent.search.samples == 128 and agent.rollouts == "self"
+    assert agent.search._net[0] == 1 and agent.search._net[1][0].shape[1] == 128  # rollout-aux
+    assert agent.net.name == "distill"

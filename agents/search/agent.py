@@ -255,8 +255,8 @@ ROLLOUT_SEATS = ("none", "self", "all")
 def rollout_weights(net: object) -> tuple:
     """``numba_policy.export``'s weights of a rollout network (its ``no_weights`` for None).
 
-    ``net``: a ``PolicyNet``, an agent holding one in ``.net`` (``TorchAgent``), or a
-    checkpoint path or registered network name.
+    ``net``: a ``PolicyNet``, an agent holding one in ``.net`` (``TorchAgent``), a
+    shipped network's name or a ``.pt`` path, or a registered agent's name.
 
     Raises:
         ValueError: a spec that names no network, or one numba cannot play.
@@ -267,9 +267,16 @@ def rollout_weights(net: object) -> tuple:
     from sichuan_env.agents.nn.policy import PolicyNet
 
     if isinstance(net, (str, os.PathLike)):
+        from sichuan_env.agents.checkpoint import resolve
+        from sichuan_env.agents.nn.torch_agent import load_network
         from sichuan_env.agents.registry import make_agent
 
-        net = make_agent(str(net))
+        try:
+            path = resolve(net)  # a shipped network's name or a .pt path
+        except ValueError:
+            net = make_agent(str(net))  # a registered agent that holds a network
+        else:
+            net = load_network(path)[0]
     net = getattr(net, "net", net)
     if not isinstance(net, PolicyNet):
         raise ValueError(f"rollout_net must be a policy network, got {type(net).__name__}")

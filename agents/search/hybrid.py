@@ -244,3 +244,13 @@ def distill_search_after_win(seed: int | None = None) -> HybridAgent:
 def distill_search64_after_win(seed: int | None = None) -> HybridAgent:
     """``HybridAgent(seed, samples=64)``: as ``distill-search-after-win``, twice the rollouts."""
     return HybridAgent(seed, samples=64)
+
+
+def distill_search128_selfaux_after_win(seed: int | None = None) -> HybridAgent:
+    """``HybridAgent(seed, samples=128, rollouts="self", rollout_net="rollout-aux")``.
+
+    As ``distill-search64-after-win`` with 128 rollouts per candidate, the
+    searching seat played in them by ``rollout-aux`` (a 128-wide clone of
+    ``distill``: its own future play, at a third of ``distill``'s cost per decision).
+    """
+    return HybridAgent(seed, samples=128, rollouts="self", rollout_net="rollout-aux")

@@ -73,13 +73,9 @@ def search_action_net(scratch, raw, orig, n_samples: int, draws: int, gap: int, 
     The same candidates, determinizations, pairing and choice; only who plays
     the rollouts differs (``run_mixed``, ``cache`` from ``net_cache.new_cache``).
     """
-    raw[0, :] = orig
-    n, base, default = search_start(scratch[0], prior, gap, claims, setup, styles, rules, flags,
-                                    obs, mask, dist, cands)  # fmt: skip
-    if n < 0:
-        return -1
-    if n <= 1 or base < 0:
-        gains[0] = 0.0
+    n, base, default = search_start(scratch, raw, orig, prior, gap, claims, setup, styles, rules,
+                                    flags, obs, mask, dist, cands, gains)  # fmt: skip
+    if n <= 1:
         return default
     evaluate_candidates_net(scratch, raw, orig, scratch[0].to_act, cands, n, n_samples, draws, bel,
                             seed, styles, rules, flags, waits, obs, mask, dist, vals, net_seats,

@@ -280,13 +280,9 @@ def search_action(
     gains over the default. ``vals`` is ``float64[n_samples, MAX_CANDIDATES]``.
     ``bel``: belief rows for the determinizations (``determinize_best``; 0 rows: none).
     """
-    raw[0, :] = orig
-    n, base, default = search_start(scratch[0], prior, gap, claims, setup, styles, rules, flags,
-                                    obs, mask, dist, cands)  # fmt: skip
-    if n < 0:
-        return -1
-    if n <= 1 or base < 0:
-        gains[0] = 0.0
+    n, base, default = search_start(scratch, raw, orig, prior, gap, claims, setup, styles, rules,
+                                    flags, obs, mask, dist, cands, gains)  # fmt: skip
+    if n <= 1:
         return default
     evaluate_candidates(
         scratch,
@@ -312,15 +308,19 @@ def search_action(
 
 
 @njit
-def search_start(st, prior: int, gap: int, claims: bool, setup: bool, styles, rules, flags, obs,
-                 mask, dist, cands) -> tuple:  # fmt: skip
-    """``(n, base, default)``: the candidates of the decision in ``st`` (``cands[:n]``), the default's index.
+def search_start(scratch, raw, orig, prior: int, gap: int, claims: bool, setup: bool, styles,
+                 rules, flags, obs, mask, dist, cands, gains) -> tuple:  # fmt: skip
+    """``(n, base, default)``: the candidates of the decision ``orig`` (``cands[:n]``), the default's index.
 
-    ``n`` is -1 when the decision is not searched. The default is ``prior``
-    (>= 0) or the seat's style's action, added to the candidates if missing;
-    ``base`` is -1 only when there was no room for it.
+    Copies ``orig`` into ``scratch[0]``. ``n`` <= 1 means nothing to score:
+    return ``default`` (-1 when the decision is not searched; ``gains[0]`` is
+    0 then). The default is ``prior`` (>= 0) or the seat's style's action,
+    added to the candidates if missing.
     """
+    raw[0, :] = orig
+    st = scratch[0]
     me = st.to_act
+    gains[0] = 0.0
     if not is_searched(st, claims, setup):
         return -1, -1, -1
     if prior >= 0:
@@ -336,6 +336,8 @@ def search_start(st, prior: int, gap: int, claims: bool, setup: bool, styles, ru
         cands[n] = default
         base = n
         n += 1
+    if base < 0:  # no room for the default (never: fewer candidates than MAX_CANDIDATES)
+        return 0, -1, default
     return n, base, default
 
 

@@ -3,7 +3,8 @@
     python -m research.exit.plot runs/exit --out docs/img/exit.png --json research/exit/results/summary.json
 
 Left: each round's network against three heuristics and against three copies
-of the previous round's network (points per hand, duplicate, 95% CI), over the
+of the previous round's network (points per hand, duplicate, 95% CI;
+luck-adjusted when every round measured it), over the
 CPU-hours spent so far (wall-clock seconds of every stage times ``--cores``).
 Middle: label throughput per round (rows and hands labelled per second).
 Right: each round's fit, the held-out regression error per epoch.
@@ -56,6 +57,8 @@ def summary(run: Path, cores: int = 2) -> dict:
             if not (_num(m.get("points_per_hand")) and _num(m.get("ci95"))):
                 raise ValueError(f"round {r['round']}: {k} is not a match result")
             row[k] = {"points_per_hand": m["points_per_hand"], "ci95": m["ci95"]}
+            if _num(m.get("adjusted")) and _num(m.get("adjusted_ci95")):
+                row[k] |= {"adjusted": m["adjusted"], "adjusted_ci95": m["adjusted_ci95"]}
         lab = r.get("labels", {})
         if _num(lab.get("seconds")) and lab["seconds"] > 0 and _num(lab.get("new_rows")):
             row["label_rows_per_s"] = lab["new_rows"] / lab["seconds"]
@@ -74,17 +77,20 @@ def draw(s: dict, png: Path) -> None:
     rounds = s["rounds"]
     fig, ax = plt.subplots(1, 3, figsize=(15, 4.2))
     x = [0.0] + [r["cpu_hours"] for r in rounds]
+    adj = all("adjusted" in r[k] for r in rounds for k in ("vs_heuristic", "vs_previous"))
+    mean, ci = ("adjusted", "adjusted_ci95") if adj else ("points_per_hand", "ci95")
     for k, label, c in (("vs_heuristic", "vs 3 heuristics", "C0"),
                         ("vs_previous", "vs 3 x previous round", "C1")):  # fmt: skip
         xs = [r["cpu_hours"] for r in rounds]
-        ys = [r[k]["points_per_hand"] for r in rounds]
-        es = [r[k]["ci95"] for r in rounds]
+        ys = [r[k][mean] for r in rounds]
+        es = [r[k][ci] for r in rounds]
         ax[0].errorbar(xs, ys, yerr=es, marker="o", capsize=4, color=c, label=label)
         for r, y in zip(rounds, ys, strict=True):
             ax[0].annotate(f"r{r['round']}", (r["cpu_hours"], y), textcoords="offset points",
                            xytext=(5, 5), fontsize=8)  # fmt: skip
     ax[0].axhline(0, color="grey", lw=0.8)
-    ax[0].set(xlabel="CPU-hours (labels + fit + evaluation)", ylabel="points per hand (95% CI)",
+    ylabel = "points per hand, luck-adjusted (95% CI)" if adj else "points per hand (95% CI)"
+    ax[0].set(xlabel="CPU-hours (labels + fit + evaluation)", ylabel=ylabel,
               title="each round's network", xlim=(0, max(x) * 1.1))  # fmt: skip
     ax[0].legend(fontsize=8)
     have = [r for r in rounds if "label_rows_per_s" in r]

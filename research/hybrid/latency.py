@@ -1,13 +1,15 @@
 """One decision at a time: the milliseconds an agent takes per decision when nothing is batched.
 
     python -m research.hybrid.latency --agents distill strongest search --hands 40
+    python -m research.hybrid.latency --agents hybrid-won-s64-self --hands 30   # a case of run.py
 
 ``research.hybrid.run`` times agents as a duplicate match calls them, many
 hands in one call; an interactive host (``sichuan-play``, the PettingZoo env)
 asks for one decision at a time. Here one hand is played at a time, the
 agent in seat 0 against three heuristics, and every call to the agent is
-timed alone (after one warm-up hand). Prints the mean, the median and the
-95th percentile per decision.
+timed alone (after one warm-up hand). An agent is a registered name or
+checkpoint, or a case label of ``research.hybrid.run``. Prints the mean, the
+median and the 95th percentile per decision.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from sichuan_env.envs.vector import VectorEnv
 
 def latencies(spec: str, hands: int, seed: int) -> np.ndarray:
     """Seconds of each of the agent's decisions over ``hands`` hands played one at a time."""
-    agent = make_agent(spec, seed)
+    from research.hybrid.run import CASES, build
+
+    agent = build(CASES[spec], seed) if spec in CASES else make_agent(spec, seed)
     heuristic = make_agent("heuristic", seed)
     reads = bool(getattr(agent, "reads_state", False))
     spec = get_obs_version(agent.obs_version)

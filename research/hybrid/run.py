@@ -62,6 +62,13 @@ CASES: dict[str, dict[str, Any] | str] = {
         "rollout_net": "agents/checkpoints/rollout-aux.pt",
     },
     "rollout-aux": "agents/checkpoints/rollout-aux.pt",
+    "hybrid-won-s128-selfaux": {
+        "late": -1,
+        "after_win": True,
+        "samples": 128,
+        "rollouts": "self",
+        "rollout_net": "agents/checkpoints/rollout-aux.pt",
+    },
 }
 """Label -> a registered agent, or the ``HybridAgent`` knobs (network ``distill`` unless named)."""
 

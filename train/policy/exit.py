@@ -15,7 +15,8 @@ the shipped ``distill`` by default) and runs three stages:
    the margin is chosen by a duplicate match.
 3. **eval**: duplicate matches of the new network against three heuristics and
    against three copies of round ``k-1``'s network (``--eval-walls`` walls
-   × 4 rotations, 95% intervals).
+   × 4 rotations, 95% intervals), plain and luck-adjusted
+   (``sichuan_env.agents.eval.luck``).
 
 ``RUN/exit.json`` holds the settings and each round's finished stages and
 results; it is rewritten (atomically) after every stage, and ``--resume``
@@ -221,9 +222,15 @@ def write_state(run_dir: Path, doc: dict) -> None:
 def match(
     new: Path, other: str | Path, walls: int, seed: int, device: str = "cpu"
 ) -> dict[str, float]:
-    """``new`` in one seat against three ``other`` (a name or a checkpoint), duplicate; its statistics."""
+    """``new`` in one seat against three ``other`` (a name or a checkpoint), duplicate; its statistics.
+
+    Plain points per hand with their 95% interval, and the luck-adjusted ones
+    (``adjusted``, ``adjusted_ci95``: the shipped value model's corrections,
+    ``sichuan_env.agents.eval.luck``), win and deal-in rates.
+    """
     from sichuan_env.agents.eval.evaluate import play_duplicate
-    from sichuan_env.agents.eval.match_stats import summarize
+    from sichuan_env.agents.eval.luck import LuckModel
+    from sichuan_env.agents.eval.match_stats import mean_ci, per_wall, summarize
     from sichuan_env.agents.registry import make_agent
 
     agents = {
@@ -234,7 +241,12 @@ def match(
     records = play_duplicate(lineup, walls, RuleConfig(), seed, progress=True, agents=agents)
     s = summarize(lineup, records, walls)["new"]
     keys = ("points_per_hand", "ci95", "win_rate", "deal_in_rate")
-    return {k: float(s[k]) for k in keys} | {"walls": walls, "seed": seed}
+    corr = LuckModel.load().corrections([r for _, _, r in records]).total
+    adjusted = per_wall(lineup, records, walls, corr)["new"][1]
+    assert adjusted is not None
+    m, c = mean_ci(adjusted)
+    return {k: float(s[k]) for k in keys} | {"adjusted": m, "adjusted_ci95": c, "walls": walls,
+                                             "seed": seed}  # fmt: skip
 
 
 def run_round(
@@ -307,14 +319,20 @@ def report(doc: dict) -> None:
     ):
         t.add_column(c, justify="right")
     for r in doc["rounds"]:
-        cell = [f"{r[k]['points_per_hand']:+.3f} ± {r[k]['ci95']:.3f}" if k in r else "-"
-                for k in ("vs_heuristic", "vs_previous")]  # fmt: skip
+        cell = [_points(r[k]) if k in r else "-" for k in ("vs_heuristic", "vs_previous")]
         labels = r.get("labels", {})
         rows = labels.get("rows", labels.get("new_rows", "-"))  # on disk (older states: new)
         margin = r.get("fit", {}).get("margin", "-")
         t.add_row(str(r["round"]), f"{len(r['done'])}/{len(STAGES)}", str(rows), str(margin), *cell,
                   f"{sum(r['seconds'].values()) / 60:.1f}")  # fmt: skip
     Console().print(t)
+
+
+def _points(m: dict) -> str:
+    """A match's points: luck-adjusted where it was measured (runs before it: plain)."""
+    if _number(m.get("adjusted")) and _number(m.get("adjusted_ci95")):
+        return f"{m['adjusted']:+.3f} ± {m['adjusted_ci95']:.3f} adj."
+    return f"{m['points_per_hand']:+.3f} ± {m['ci95']:.3f}"
 
 
 def main(argv: list[str] | None = None) -> dict:
