@@ -165,11 +165,12 @@ def plot(rows: list[dict[str, Any]], path: Path, title: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for r in rows:
+    for k, r in enumerate(rows):
         m, c = r["adjusted"]
         x = max(r["ms_per_decision"], 1e-3)
         ax.errorbar([x], [m], yerr=[c], fmt="o", capsize=4)
-        ax.annotate(r["label"], (x, m), textcoords="offset points", xytext=(6, 4), fontsize=8)
+        dy = 4 if k % 2 == 0 else -12  # neighbours' labels on either side
+        ax.annotate(r["label"], (x, m), textcoords="offset points", xytext=(6, dy), fontsize=8)
     ax.set_xscale("log")
     ax.axhline(0, color="grey", lw=0.8)
     ax.axvline(
