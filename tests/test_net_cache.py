@@ -211,6 +211,19 @@ def test_network_rollouts_refuse_what_numba_cannot_play():
         HybridAgent(rollouts="network")
     with pytest.raises(ValueError, match="rollout_net needs network rollouts"):
         HybridAgent(rollout_net="rollout-aux")
+    with pytest.raises(ValueError, match="needs a rollout_net"):
+        SearchAgent(rollout_seats="all")
+    with pytest.raises(TypeError, match="rollout_net must be a policy network"):
+        SearchAgent(rollout_net=3)
+
+
+def test_the_search_with_network_rollouts_loads_without_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys, sichuan_env.agents.search.agent, sichuan_env.agents.search.hybrid; "
+            "assert 'torch' not in sys.modules, 'torch imported'")  # fmt: skip
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
 
 
 def test_the_hybrid_searches_with_its_own_network_in_the_rollouts():

@@ -68,6 +68,8 @@ def void_of(obs) -> int:
 
 
 POW5 = np.array([5**r for r in range(9)], dtype=np.int64)
+_NO_TABLE = np.empty(0, dtype=np.int64)
+"""``decide_with``'s "no table": compute each discard's (shanten, ukeire) (a numba constant)."""
 """Place values of the base-5 suit keys (``kernels.agari.scan``)."""
 
 
@@ -200,8 +202,7 @@ def decide(obs, mask, dist) -> int:
     decremented below 0, and the answer is an action the mask allows (the
     first legal one where the observation contradicts the mask).
     """
-    none = np.empty(0, dtype=np.int64)
-    return decide_with(obs, mask, dist, none, none)
+    return decide_with(obs, mask, dist, _NO_TABLE, _NO_TABLE)
 
 
 @njit

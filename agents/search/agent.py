@@ -5,7 +5,8 @@ each claim answer (hu / pong / kong / pass), and with ``setup=True`` at its
 定缺 declaration, the agent scores its
 candidate actions by playing the hand to the end from ``samples`` redrawn
 versions of what it cannot see (each the best of ``draws`` draws, see
-``sichuan_env.agents.search.rollout.determinize_best``), every seat playing the style; it
+``sichuan_env.agents.search.rollout.determinize_best``), every seat playing the style
+(or, given ``rollout_net``, the seats in ``rollout_seats`` playing that network); it
 leaves the style's own action only for a candidate whose mean gain is more
 than ``z`` standard errors above it. 换三张 picks, and claims and 定缺 unless
 asked for, are the style's. All in numba, parallel over the rows of a batch.
@@ -119,7 +120,8 @@ class SearchAgent(BaseAgent):
         draws: determinizations drawn per sample, the one with opponents closest to ready kept (1..256).
         gap: candidates: discards within ``gap`` shanten of the best (-1: every legal discard).
         z: standard errors a candidate's gain must clear to replace the style's action (>= 0).
-        style: the rule-based style searched over and played by every seat in rollouts.
+        style: the rule-based style searched over and played in the rollouts by every
+            seat that ``rollout_net`` does not play.
         claims: search the answers in claim and robbing windows too (hu, pong, kong, pass;
             passing a win for a bigger one is legal), not only own turns.
         setup: search the 定缺 declaration too (each legal void suit; the declarations made
@@ -188,6 +190,8 @@ class SearchAgent(BaseAgent):
         self._env = (styles, rules.as_array(), _T["FLAGS"], _T["WAITS"], _T["DIST"])
         if rollout_seats not in ROLLOUT_SEATS or rollout_seats == "none":
             raise ValueError(f"rollout_seats must be 'self' or 'all', got {rollout_seats!r}")
+        if rollout_net is None and rollout_seats != "self":
+            raise ValueError(f"rollout_seats={rollout_seats!r} needs a rollout_net to play them")
         self.rollout_seats = rollout_seats if rollout_net is not None else "none"
         self._net = (ROLLOUT_SEATS.index(self.rollout_seats), rollout_weights(rollout_net))
 
@@ -259,6 +263,7 @@ def rollout_weights(net: object) -> tuple:
     shipped network's name or a ``.pt`` path, or a registered agent's name.
 
     Raises:
+        InputTypeError: something that holds no policy network (a ``ValueError``).
         ValueError: a spec that names no network, or one numba cannot play.
     """
     if net is None:
@@ -267,6 +272,8 @@ def rollout_weights(net: object) -> tuple:
     from sichuan_env.agents.nn.policy import PolicyNet
 
     if isinstance(net, (str, os.PathLike)):
+        if not str(net):
+            raise ValueError("rollout_net is an empty name")
         from sichuan_env.agents.checkpoint import resolve
         from sichuan_env.agents.nn.torch_agent import load_network
         from sichuan_env.agents.registry import make_agent
@@ -277,9 +284,15 @@ def rollout_weights(net: object) -> tuple:
             net = make_agent(str(net))  # a registered agent that holds a network
         else:
             net = load_network(path)[0]
-    net = getattr(net, "net", net)
+    for _ in range(4):  # an agent that holds a network agent that holds the network
+        if isinstance(net, PolicyNet) or not hasattr(net, "net"):
+            break
+        net = net.net
     if not isinstance(net, PolicyNet):
-        raise ValueError(f"rollout_net must be a policy network, got {type(net).__name__}")
+        raise InputTypeError(
+            "rollout_net must be a policy network: a PolicyNet, a network agent (TorchAgent), "
+            f"a shipped network's name or a .pt path; got {type(net).__name__}"
+        )
     return export(net)
 
 

@@ -148,6 +148,10 @@ class HybridAgent(BaseAgent):
             if not isinstance(flag, (bool, np.bool_)):
                 raise InputTypeError(f"{name} must be True or False, got {flag!r}")
         self.after_win, self.belief, self.claims = bool(after_win), bool(belief), bool(claims)
+        if rollouts not in ("style", "self", "all"):
+            raise ValueError(f"rollouts must be 'style', 'self' or 'all', got {rollouts!r}")
+        if rollout_net is not None and rollouts == "style":
+            raise ValueError("rollout_net needs network rollouts: rollouts='self' or 'all'")
         self.net = make_agent(net, seed) if isinstance(net, str) else net
         if not isinstance(self.net, Agent) or getattr(self.net, "reads_state", False):
             raise ValueError("net must be an agent that acts from observations (a network)")
@@ -156,11 +160,7 @@ class HybridAgent(BaseAgent):
         rules = RuleConfig() if rules is None else rules
         knobs: dict[str, Any] = {"samples": samples, "gap": gap, "z": z, "rules": rules}
         knobs["claims"] = self.claims
-        if rollouts not in ("style", "self", "all"):
-            raise ValueError(f"rollouts must be 'style', 'self' or 'all', got {rollouts!r}")
         self.rollouts = rollouts
-        if rollout_net is not None and rollouts == "style":
-            raise ValueError("rollout_net needs network rollouts: rollouts='self' or 'all'")
         if rollouts != "style":
             knobs["rollout_net"] = self.net if rollout_net is None else rollout_net
             knobs["rollout_seats"] = rollouts
@@ -251,6 +251,6 @@ def distill_search128_selfaux_after_win(seed: int | None = None) -> HybridAgent:
 
     As ``distill-search64-after-win`` with 128 rollouts per candidate, the
     searching seat played in them by ``rollout-aux`` (a 128-wide clone of
-    ``distill``: its own future play, at a third of ``distill``'s cost per decision).
+    ``distill``: its own future play, at about 0.7 of ``distill``'s cost per decision).
     """
     return HybridAgent(seed, samples=128, rollouts="self", rollout_net="rollout-aux")

@@ -215,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
                 p.error(f"{log} was played with --walls {key[0]} --seed {key[1]}")
             if rec["label"] in CASES and rec["case"] == CASES[rec["label"]]:
                 done[rec["label"]] = rec
+    if args.base not in done and args.base not in args.cases:
+        p.error(f"--base {args.base} is neither played here (--cases) nor in {log}")
     args.out.mkdir(parents=True, exist_ok=True)
     model = LuckModel.load()
     for label in args.cases:
