@@ -73,3 +73,15 @@ def test_a_round_with_network_rollouts(tmp_path):
     assert doc["rounds"][0]["done"] == list(ex.STAGES) and doc["settings"]["rollout"] == "network"
     meta = json.loads((run / "round-01" / "labels" / "meta.json").read_text())
     assert meta["settings"]["rollout"] == "network"
+
+
+def test_a_round_labelled_after_wins_only(tmp_path):
+    """--after-win reaches the labels (their settings say so); an older state without the key
+    resumes as a run that labels every phase."""
+    run = tmp_path / "aw"
+    doc = ex.main(["--run", str(run), "--rounds", "1", "--after-win", *TINY])
+    assert doc["rounds"][0]["done"] == list(ex.STAGES) and doc["settings"]["after_win"] is True
+    meta = json.loads((run / "round-01" / "labels" / "meta.json").read_text())
+    assert meta["settings"]["after_win"] is True
+    with pytest.raises(SystemExit):  # the same run without --after-win: other settings
+        ex.main(["--run", str(run), "--rounds", "1", "--resume", *TINY])

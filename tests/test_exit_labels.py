@@ -211,3 +211,23 @@ def test_the_cli_refuses_a_rollout_net_without_network_rollouts(tmp_path, capsys
         el.main([*argv[:-1], f"{SHIPPED_DIR}/belief.pt", "--rollout", "network"])
     assert "--rollout-net" in capsys.readouterr().err
     assert not (tmp_path / "l").exists()
+
+
+def _won(obs):
+    """Rows where some seat has won: observation v1's per-seat 'won' rows (all ones)."""
+    from sichuan_env.encoding import observation as O
+
+    return obs[:, O.WON : O.WON + 8 : 2, 0].any(axis=1) == 1
+
+
+def test_after_win_labels_exactly_the_rows_after_a_win(net, shard):
+    """The same hands, played the same way: the rows are the full set's rows once a seat has won,
+    with the same candidates and values (each row's rollouts are seeded by its hand and turn)."""
+    rows, decisions = shard
+    after, played = el.label_shard(net, 5, 0, 8, **KW, after_win=True)
+    assert played == decisions
+    won = _won(rows["obs"])
+    assert won.any() and (~won).any()  # both phases were labelled without the filter
+    assert len(after["obs"]) == won.sum() and _won(after["obs"]).all()
+    for k in ("obs", "cands", "gain", "se", "hand", "seat"):
+        np.testing.assert_array_equal(after[k], rows[k][won], err_msg=k)

@@ -92,3 +92,63 @@ def test_expert_iteration_distils_a_search_teacher_into_a_trained_policy(tmp_pat
         bc.main(
             [*args, "--run", str(tmp_path / "x"), "--search-samples", "4"]
         )  # not a search teacher
+
+
+class _Fixed(torch.nn.Module):
+    """A stand-in network whose logits are a given table (one row per decision)."""
+
+    def __init__(self, table):
+        super().__init__()
+        self.table = torch.nn.Parameter(torch.tensor(table, dtype=torch.float32))
+
+    def logits(self, obs, aux=None, mask=None, prior=None):
+        return self.table * 1.0
+
+
+def test_the_hinge_loss_is_the_teachers_shortfall_over_legal_actions_only():
+    """Row 0 leads by more than the margin (0); row 1 trails by 0.3 (0.3 + 0.1); row 2 leads by 0.05
+    (0.1 - 0.05); an illegal action's larger logit is ignored (row 3: 0)."""
+    table = np.full((4, 88), -5.0)
+    table[0, [3, 4]] = [1.0, 0.5]
+    table[1, [3, 4]] = [1.0, 1.3]
+    table[2, [3, 4]] = [1.05, 1.0]
+    table[3, [3, 4, 9]] = [1.0, 0.2, 7.0]
+    masks = np.zeros((4, 88), np.int8)
+    masks[:, [3, 4, 5]] = 1
+    net = _Fixed(table)
+    obs = torch.zeros((4, 83, 27), dtype=torch.uint8)
+    teacher = torch.full((4,), 3)
+    loss, acc = bc.bc_loss(net, obs, torch.from_numpy(masks), teacher, margin=0.1)
+    assert loss.item() == pytest.approx((0.0 + 0.4 + 0.05 + 0.0) / 4, abs=1e-6)
+    assert acc.item() == pytest.approx(0.75)
+    loss.backward()
+    g = net.table.grad
+    assert g[0].abs().sum() == 0 and g[3].abs().sum() == 0  # rows that clear the margin: no push
+    assert g[1, 3] < 0 < g[1, 4] and g[1, 5] == 0  # the teacher's logit up, the best other down
+    ce, _ = bc.bc_loss(net, obs, torch.from_numpy(masks), teacher)  # the default: cross-entropy
+    assert ce.item() > 0.1
+
+
+def test_the_hinge_leaves_a_network_that_already_agrees_by_the_margin_unchanged():
+    rng = np.random.default_rng(1)
+    torch.manual_seed(1)
+    net = PolicyNet(PolicyConfig(hidden=32, layers=1))
+    obs, masks, _ = _synthetic(300, rng)
+    with torch.no_grad():
+        lg = net.logits(torch.from_numpy(obs), None, torch.from_numpy(masks))
+    own = bc.masked_logits(lg, torch.from_numpy(masks)).argmax(1).numpy()  # its own choices
+    start = {k: v.clone() for k, v in net.state_dict().items()}
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)  # SGD: no update without a gradient
+    loss, acc, _ = bc.fit_chunk(net, opt, (obs, masks, own), 64, 1, rng, margin=1e-6)
+    assert acc == pytest.approx(1.0) and loss < 1e-6
+    assert all(torch.equal(v, start[k]) for k, v in net.state_dict().items())
+    bc.fit_chunk(net, opt, (obs, masks, own), 64, 1, rng)  # the cross-entropy moves it
+    assert any(not torch.equal(v, start[k]) for k, v in net.state_dict().items())
+
+
+def test_a_margin_that_is_not_positive_is_refused(tmp_path):
+    for bad in ("0", "-0.1", "nan"):
+        with pytest.raises(SystemExit) as exc:
+            bc.main(["--run", str(tmp_path / "x"), "--margin", bad])
+        assert exc.value.code == 2
+    assert not (tmp_path / "x").exists()

@@ -59,7 +59,8 @@ STAGES = ("labels", "fit", "eval")
 RUN_FILES = ("exit.json", "round-*")
 """What the driver writes in ``--run`` (``--overwrite`` removes these first)."""
 SETTINGS = ("init", "hands", "samples", "p_label", "claims", "rollout", "pool", "aggregate", "epochs",
-            "lr", "objective", "margins", "select_walls", "eval_walls", "anchor_decisions", "seed")  # fmt: skip
+            "lr", "objective", "margins", "select_walls", "eval_walls", "anchor_decisions", "seed",
+            "after_win")  # fmt: skip
 """The arguments a resumed run must keep (``--rounds`` and ``--threads`` may change)."""
 
 
@@ -77,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-claims", dest="claims", action="store_false", help="search own turns only")
     p.add_argument("--rollout", choices=("heuristic", "network"), default="heuristic",
                    help="who plays the label rollouts: the heuristic, or the network in its seats (exit_labels --rollout)")  # fmt: skip
+    p.add_argument("--after-win", action="store_true", help="label only decisions once some seat has won (where the after-win hybrid searches)")  # fmt: skip
     p.add_argument("--pool", type=float_arg(0, 1, include_lo=True), default=0.5, help="share of label hands against three heuristics (0.5)")  # fmt: skip
     p.add_argument("--no-aggregate", dest="aggregate", action="store_false", help="fit each round on its own labels only")  # fmt: skip
     p.add_argument("--epochs", type=int_arg(1, 1000), default=4, help="fit epochs per round (4)")
@@ -274,6 +276,7 @@ def run_round(
                     "--threads", str(threads)]  # fmt: skip
             argv += [] if s["claims"] else ["--no-claims"]
             argv += ["--rollout", s["rollout"]]
+            argv += ["--after-win"] if s["after_win"] else []
             argv += ["--resume"] if (out / "meta.json").exists() else []
             entry["labels"] = exit_labels.main(argv)
         elif stage == "fit":

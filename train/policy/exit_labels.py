@@ -188,11 +188,13 @@ def network_choices(
 def label_shard(net: PolicyNet, seed: int, first: int, n_hands: int, *, samples: int, draws: int,
                 gap: int, p_label: float, claims: bool, pool: float,
                 rollout: str = "heuristic", rollout_net: PolicyNet | None = None,
-                ) -> tuple[dict[str, np.ndarray], int]:  # fmt: skip
+                after_win: bool = False) -> tuple[dict[str, np.ndarray], int]:  # fmt: skip
     """Rows of hands ``first .. first + n_hands - 1`` (deal seeds ``seed_of(seed, hand)``) and the decisions played.
 
     With ``rollout="network"`` the rollouts' network seats play ``rollout_net`` (default:
     ``net`` itself), e.g. a small network distilled from ``net`` that costs less per decision.
+    ``after_win``: label only decisions taken once some seat has won (the 血战 phase where
+    the after-win hybrid searches, ``sichuan_env.agents.search.hybrid``).
     """
     t = get_tables()
     env = (np.zeros(4, dtype=np.int64), RuleConfig().as_array(), t["FLAGS"], t["WAITS"], t["DIST"])
@@ -217,6 +219,8 @@ def label_shard(net: PolicyNet, seed: int, first: int, n_hands: int, *, samples:
             states = venv.states_of(rows)
             ph = states["phase"]
             search = (ph == PH_TURN) | (claims & ((ph == PH_CLAIM) | (ph == PH_ROB)))
+            if after_win:
+                search &= states["won"].any(axis=1)
             logs = states["n_log"].astype(np.int64) + 1
             pick = search & np.array(
                 [
@@ -278,6 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: --net); a small one distilled from --net is cheaper per decision")  # fmt: skip
     p.add_argument("--pool", type=float_arg(0, 1, include_lo=True), default=0.5,
                    help="share of hands with one network seat against three heuristics (0.5)")  # fmt: skip
+    p.add_argument("--after-win", action="store_true",
+                   help="label only decisions taken once some seat has won (the after-win hybrid's)")  # fmt: skip
     p.add_argument("--seed", type=int_arg(0, 2**31 - 1), default=0)
     p.add_argument("--threads", type=int_arg(1, 256), default=2, help="numba and torch threads")
     p.add_argument("--resume", action="store_true", help="keep existing shards, make the rest")
@@ -322,6 +328,8 @@ def main(argv: list[str] | None = None) -> dict:
         settings["rollout"] = args.rollout
     if rollout_sha is not None:
         settings["rollout_net_sha256"] = rollout_sha
+    if args.after_win:  # older label sets have no such key: theirs label every phase
+        settings["after_win"] = True
     settings["net_sha256"] = net_sha
     open_label_dir(p, args.out, settings, args.hands, args.shard_hands, args.resume,
                    {"net": str(args.net), "format": "search_labels"},
@@ -333,7 +341,8 @@ def main(argv: list[str] | None = None) -> dict:
     for s, first, n in track(todo, description="exit label shards"):
         part, dec = label_shard(net, args.seed, first, n, samples=args.samples, draws=args.draws,
                                 gap=args.gap, p_label=args.p_label, claims=args.claims, pool=args.pool,
-                                rollout=args.rollout, rollout_net=rollout_net)  # fmt: skip
+                                rollout=args.rollout, rollout_net=rollout_net,
+                                after_win=args.after_win)  # fmt: skip
         write_shard(args.out, s, part)
         rows += len(part["obs"])
         decisions += dec
