@@ -374,6 +374,10 @@ register(
     "distill-search128-selfaux-after-win",
     "sichuan_env.agents.search.hybrid:distill_search128_selfaux_after_win",
 )
+register(
+    "distill-search128-z1_5-after-win",
+    "sichuan_env.agents.search.hybrid:distill_search128_z15_after_win",
+)
 # the shipped checkpoints (agents/checkpoints/ holds data only); strings: torch stays unimported
 register("bc", "sichuan_env.agents.nn.torch_agent:load_bc")
 register("ppo", "sichuan_env.agents.nn.torch_agent:load_ppo")

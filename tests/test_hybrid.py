@@ -123,6 +123,10 @@ def test_the_registered_hybrid_plays_a_duplicate_match():
     assert isinstance(agent, HybridAgent) and agent.after_win and agent.late == -1
     more = make_agent("distill-search64-after-win", 0)  # the strongest alias' target
     assert isinstance(more, HybridAgent) and more.search.samples == 2 * agent.search.samples == 64
+    strict = make_agent("distill-search128-z1_5-after-win", 0)
+    assert isinstance(strict, HybridAgent) and strict.after_win and strict.late == -1
+    assert strict.search.samples == 128 and strict.search.z == 1.5 and strict.rollouts == "style"
+    assert agent.search.z == 1.0 and strict.net.name == "distill"
     lineup = ["distill-search-after-win", "heuristic", "heuristic", "heuristic"]
     records = play_duplicate(lineup, 2, RuleConfig(), progress=False, agents={
         "distill-search-after-win": agent, "heuristic": make_agent("heuristic")})  # fmt: skip

@@ -254,3 +254,15 @@ def distill_search128_selfaux_after_win(seed: int | None = None) -> HybridAgent:
     ``distill``: its own future play, at about 0.7 of ``distill``'s cost per decision).
     """
     return HybridAgent(seed, samples=128, rollouts="self", rollout_net="rollout-aux")
+
+
+def distill_search128_z15_after_win(seed: int | None = None) -> HybridAgent:
+    """``HybridAgent(seed, samples=128, z=1.5)``: the after-win hybrid, stricter and with more rollouts.
+
+    It has 128 rollouts per candidate, and leaves the network's choice only for a
+    candidate 1.5 standard errors better. A candidate of equal value clears one
+    standard error about one time in six, 1.5 about one in fifteen: the stricter
+    bar keeps fewer of the search's noisy replacements, and the rollouts it adds
+    keep the real ones in reach (``research/hybrid/README.md``).
+    """
+    return HybridAgent(seed, samples=128, z=1.5)

@@ -69,6 +69,11 @@ CASES: dict[str, dict[str, Any] | str] = {
         "rollouts": "self",
         "rollout_net": "agents/checkpoints/rollout-aux.pt",
     },
+    "hybrid-won-s64-z1.5": {"late": -1, "after_win": True, "samples": 64, "z": 1.5},
+    "hybrid-won-s64-z2": {"late": -1, "after_win": True, "samples": 64, "z": 2.0},
+    "hybrid-won-s128-z1.5": {"late": -1, "after_win": True, "samples": 128, "z": 1.5},
+    "hybrid-won-s256": {"late": -1, "after_win": True, "samples": 256},
+    "hybrid-won-s256-z1.5": {"late": -1, "after_win": True, "samples": 256, "z": 1.5},
 }
 """Label -> a registered agent, or the ``HybridAgent`` knobs (network ``distill`` unless named)."""
 
