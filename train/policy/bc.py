@@ -138,7 +138,7 @@ def bc_loss(
     else:
         own = logits.gather(1, actions[:, None])[:, 0]
         others = logits.scatter(1, actions[:, None], -float("inf")).max(dim=1).values
-        # a decision whose only other legal actions are none cannot be violated (-inf)
+        # a decision with no other legal action has others = -inf: nothing to violate
         loss = F.relu(torch.nan_to_num(others - own + margin, neginf=0.0)).mean()
     acc = (logits.argmax(dim=1) == actions).float().mean()
     return loss, acc

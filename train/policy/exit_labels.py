@@ -45,6 +45,7 @@ from sichuan_env.agents.nn.policy import PolicyNet
 from sichuan_env.agents.nn.torch_agent import load_network
 from sichuan_env.agents.rule_based.fused import style_action
 from sichuan_env.agents.search.determinize import BELIEF_COLUMNS
+from sichuan_env.agents.search.hybrid import trigger_rows
 from sichuan_env.agents.search.net_rollout import evaluate_candidates_net
 from sichuan_env.agents.search.rollout import (
     MAX_CANDIDATES,
@@ -219,8 +220,8 @@ def label_shard(net: PolicyNet, seed: int, first: int, n_hands: int, *, samples:
             states = venv.states_of(rows)
             ph = states["phase"]
             search = (ph == PH_TURN) | (claims & ((ph == PH_CLAIM) | (ph == PH_ROB)))
-            if after_win:
-                search &= states["won"].any(axis=1)
+            if after_win:  # the after-win hybrid's own trigger: the same decisions it searches
+                search &= trigger_rows(states, after_win=True, claims=claims)
             logs = states["n_log"].astype(np.int64) + 1
             pick = search & np.array(
                 [
