@@ -76,20 +76,25 @@ def test_a_round_with_network_rollouts(tmp_path):
 
 
 def test_a_round_labelled_after_wins_only(tmp_path):
-    """--after-win reaches the labels (their settings say so); an older state without the key
-    resumes as a run that labels every phase."""
+    """--after-win reaches the labels and --anchor-before-win the fit (their files say so); an
+    older state without those keys resumes as a run that labels every phase, unanchored."""
     run = tmp_path / "aw"
     # 30 hands, not 8: the fit holds out hands whose index is divisible by 10, and only hands
     # with a win before their end have after-win rows (8 hands gave 5 such, none held out)
     tiny = [*TINY[:1], "30", *TINY[2:]]
-    doc = ex.main(["--run", str(run), "--rounds", "1", "--after-win", *tiny])
+    aw = ["--after-win", "--anchor-before-win", "300"]
+    doc = ex.main(["--run", str(run), "--rounds", "1", *aw, *tiny])
     assert doc["rounds"][0]["done"] == list(ex.STAGES) and doc["settings"]["after_win"] is True
     meta = json.loads((run / "round-01" / "labels" / "meta.json").read_text())
     assert meta["settings"]["after_win"] is True
+    fit = json.loads((run / "round-01" / "fit" / "last.json").read_text())
+    assert fit["anchor_before_win"] == 300 and "--anchor-before-win 300" in fit["command"]
     with pytest.raises(SystemExit):  # the same run without --after-win: other settings
         ex.main(["--run", str(run), "--rounds", "1", "--resume", *tiny])
     state = json.loads((run / "exit.json").read_text())
-    del state["settings"]["after_win"]  # a state written before the setting existed
+    for key in ("after_win", "anchor_before_win"):  # a state written before these settings
+        del state["settings"][key]
     (run / "exit.json").write_text(json.dumps(state))
     doc = ex.main(["--run", str(run), "--rounds", "1", "--resume", *tiny])
-    assert doc["settings"]["after_win"] is False and doc["rounds"][0]["done"] == list(ex.STAGES)
+    assert doc["settings"]["after_win"] is False and doc["settings"]["anchor_before_win"] == 0
+    assert doc["rounds"][0]["done"] == list(ex.STAGES)

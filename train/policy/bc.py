@@ -42,7 +42,7 @@ import argparse
 import math
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -88,12 +88,17 @@ COUNTERS = {"epoch": int, "samples": int, "decisions": int, "wall_clock_s": floa
 
 
 def teacher_stream(
-    teacher: Agent, venv: VectorEnv, steps: int
+    teacher: Agent,
+    venv: VectorEnv,
+    steps: int,
+    select: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Chunks ``(obs, masks, actions)`` of the teacher's decisions with 2+ legal actions.
 
     Each chunk is ``steps`` steps of every slot of ``venv`` (reset first);
     the stream is endless, the env's hands continuing across chunks.
+    ``select`` (engine states ``-> bool[num_envs]``) keeps only the decisions it marks
+    (all of them are still played).
     """
     obs, mask, seat = venv.reset()
     memory = SeatMemory(venv.num_envs)
@@ -107,6 +112,8 @@ def teacher_stream(
             )  # fmt: skip
             actions = ask(teacher, decisions)  # a search teacher reads the records
             keep = mask.sum(axis=1) > 1
+            if select is not None:
+                keep &= select(decisions.states)
             o_buf.append(obs[keep].copy())
             m_buf.append(mask[keep])
             a_buf.append(actions[keep])

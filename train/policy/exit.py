@@ -12,7 +12,9 @@ the shipped ``distill`` by default) and runs three stages:
    search's per-candidate values (soft targets: the regression of each
    candidate's gain, not the argmax), starting from round ``k-1``'s weights, on
    the labels of every round so far (``--no-aggregate``: this round's only);
-   the margin is chosen by a duplicate match.
+   the margin is chosen by a duplicate match. With ``--after-win`` (labels
+   once some seat has won), ``--anchor-before-win ROWS`` holds the play before
+   a win at round ``k-1``'s own predicted gains.
 3. **eval**: duplicate matches of the new network against three heuristics and
    against three copies of round ``k-1``'s network (``--eval-walls`` walls
    × 4 rotations, 95% intervals), plain and luck-adjusted
@@ -60,7 +62,7 @@ RUN_FILES = ("exit.json", "round-*")
 """What the driver writes in ``--run`` (``--overwrite`` removes these first)."""
 SETTINGS = ("init", "hands", "samples", "p_label", "claims", "rollout", "pool", "aggregate", "epochs",
             "lr", "objective", "margins", "select_walls", "eval_walls", "anchor_decisions", "seed",
-            "after_win")  # fmt: skip
+            "after_win", "anchor_before_win")  # fmt: skip
 """The arguments a resumed run must keep (``--rounds`` and ``--threads`` may change)."""
 
 
@@ -79,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rollout", choices=("heuristic", "network"), default="heuristic",
                    help="who plays the label rollouts: the heuristic, or the network in its seats (exit_labels --rollout)")  # fmt: skip
     p.add_argument("--after-win", action="store_true", help="label only decisions once some seat has won (where the after-win hybrid searches)")  # fmt: skip
+    p.add_argument("--anchor-before-win", type=int_arg(0, 10**8), default=0, metavar="ROWS",
+                   help="fit: ROWS decisions from before any win held at the previous network's own "
+                        "gains (search_distill --anchor-before-win; with --after-win) (0: none)")  # fmt: skip
     p.add_argument("--pool", type=float_arg(0, 1, include_lo=True), default=0.5, help="share of label hands against three heuristics (0.5)")  # fmt: skip
     p.add_argument("--no-aggregate", dest="aggregate", action="store_false", help="fit each round on its own labels only")  # fmt: skip
     p.add_argument("--epochs", type=int_arg(1, 1000), default=4, help="fit epochs per round (4)")
@@ -291,6 +296,8 @@ def run_round(
                     "--anchor-decisions", str(s["anchor_decisions"]), "--objective", s["objective"],
                     "--margins", *map(str, s["margins"])]  # fmt: skip
             argv += ["--no-anchor-claims"] if s["claims"] else []
+            if s["anchor_before_win"]:
+                argv += ["--anchor-before-win", str(s["anchor_before_win"])]
             argv += ["--device", device, "--amp", amp]
             fitted = search_distill.main(argv)
             entry["fit"] = {"margin": fitted["chosen"]["margin"], "selection": fitted["chosen"]}

@@ -12,6 +12,10 @@ claims and setup, taken from heuristic self-play) are pushed at least
 ``--floor`` points below ``h`` (a squared hinge), so they are never chosen.
 The trunk starts from ``--init`` (a behaviour-cloned prior network); its
 policy layer starts at zero (every predicted gain 0) unless ``--keep-head``.
+Labels of one phase only (``exit_labels --after-win``) still move the shared
+trunk everywhere; ``--anchor-before-win ROWS`` adds ROWS decisions from before
+any win, each fitted to ``--init``'s own predicted gains
+(``sichuan_env.train.policy.distill_anchor``).
 
 ``G`` is chosen among ``--margins`` by a duplicate match of each against
 three heuristics (``--select-walls`` walls, seed ``--select-seed``); confirm
@@ -42,8 +46,6 @@ import torch
 from sichuan_env.agents.device import add_device_args, amp_dtype, autocast, resolve_device
 from sichuan_env.agents.nn.policy import PolicyNet
 from sichuan_env.agents.nn.torch_agent import load_network
-from sichuan_env.agents.registry import make_agent
-from sichuan_env.agents.search.rollout import MAX_CANDIDATES
 from sichuan_env.train.common import (
     BEST,
     RUN_FILES,
@@ -54,7 +56,7 @@ from sichuan_env.train.common import (
     save_run_or_fail,
     setup,
 )
-from sichuan_env.train.policy.bc import teacher_stream
+from sichuan_env.train.policy.distill_anchor import anchor_rows, before_win_rows
 from sichuan_env.train.policy.distill_objective import (
     MARGINS,
     OBJECTIVES,
@@ -77,44 +79,10 @@ from sichuan_env._cli import (
     run,
     write_atomic,
 )
-from sichuan_env.engine.actions import DISCARD, HU, PASS, PONG
-from sichuan_env.envs.vector import VectorEnv
 
 PROG = "sichuan_env.train.policy.search_distill"
 COUNTERS = {"epoch": int, "samples": int, "wall_clock_s": float, "best_val": BEST}
 """The run's counters (``state.pt``) and their types."""
-
-
-def anchor_rows(
-    decisions: int, seed: int, envs: int = 256, claims: bool = True
-) -> dict[str, np.ndarray]:
-    """Heuristic self-play decisions that are not own-turn discards (claims, setup, wins) as single-candidate rows.
-
-    ``claims=False`` leaves out claim answers (labels that search them hold their own).
-    """
-    teacher = make_agent("heuristic", seed=seed)
-    venv = VectorEnv(envs, seed=seed)
-    stream = teacher_stream(teacher, venv, 64)
-    obs_l, mask_l, act_l, seen = [], [], [], 0
-    while seen < decisions:
-        o, m, a = next(stream)
-        seen += len(a)
-        keep = (m[:, DISCARD : DISCARD + 27].sum(1) == 0) | (m[:, HU] == 1)
-        if not claims:
-            keep &= m[:, PONG : PASS + 1].sum(1) == 0
-        obs_l.append(o[keep, :83])
-        mask_l.append(m[keep])
-        act_l.append(a[keep])
-    act = np.concatenate(act_l)
-    n = len(act)
-    cands = np.full((n, MAX_CANDIDATES), -1, np.int16)
-    cands[:, 0] = act
-    zeros = np.zeros((n, MAX_CANDIDATES), np.float32)
-    return {
-        "obs": np.concatenate(obs_l), "mask": np.concatenate(mask_l).astype(np.int8),
-        "cands": cands, "gain": zeros, "se": zeros.copy(), "base": np.zeros(n, np.int8),
-        "hand": np.full(n, -1, np.int64), "seat": np.zeros(n, np.int8),
-    }  # fmt: skip
 
 
 def _labels_key(dirs: list[Path]) -> str:
@@ -178,6 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--temperature", type=float_arg(0, 100), default=1.0, help="softmax temperature, points (1)")  # fmt: skip
     p.add_argument("--keep-head", action="store_true", help="keep --init's policy layer (default: zeroed, every predicted gain 0)")  # fmt: skip
     p.add_argument("--anchor-decisions", type=int_arg(1, 10**8), default=300_000, help="self-play decisions scanned for claim/setup rows")  # fmt: skip
+    p.add_argument("--anchor-before-win", type=int_arg(0, 10**8), default=0, metavar="ROWS",
+                   help="ROWS self-play decisions from before any seat has won, each fitted to "
+                        "--init's own predicted gains: keeps its play there while after-win labels "
+                        "(exit_labels --after-win) move the trunk (0: none)")  # fmt: skip
     p.add_argument("--val-mod", type=int_arg(2, 10**6), default=10,
                    help="hands with index %% MOD == 0 are held out")  # fmt: skip
     p.add_argument("--margins", type=float_arg(0, 1000, include_lo=True), nargs="+", default=list(MARGINS), help="prior gains (points) to choose from")  # fmt: skip
@@ -228,8 +200,9 @@ def main(argv: list[str] | None = None) -> dict:
             )
         except (OSError, ValueError) as exc:
             fail(PROG, f"--resume: {exc}")
-        for name, now in (("labels", _labels_key(args.labels)), ("val_mod", args.val_mod)):
-            if doc.get(name) != now:
+        for name, now in (("labels", _labels_key(args.labels)), ("val_mod", args.val_mod),
+                          ("anchor_before_win", args.anchor_before_win)):  # fmt: skip
+            if doc.get(name, 0 if name == "anchor_before_win" else None) != now:
                 p.error(f"--resume: the run used {name} {doc.get(name)!r}, not {now!r}")
         init = str(doc.get("init"))
         if counters["epoch"] >= args.epochs:
@@ -250,7 +223,14 @@ def main(argv: list[str] | None = None) -> dict:
         counters = {"epoch": 0, "samples": 0, "wall_clock_s": 0.0, "best_val": float("inf")}
     train_rows = {k: v[~is_val] for k, v in rows.items()}
     anchor = anchor_rows(args.anchor_decisions, args.seed + 17, claims=args.anchor_claims)
-    train_rows = {k: np.concatenate([train_rows[k], anchor[k]]) for k in train_rows}
+    parts = [train_rows, anchor]
+    if args.anchor_before_win:
+        try:
+            ref, _ = load_network(init)  # the network whose play before a win is kept
+        except (OSError, ValueError) as exc:
+            fail(PROG, f"--anchor-before-win: the init network {init}: {exc}")
+        parts.append(before_win_rows(ref, args.anchor_before_win, args.seed + 29, args.floor))
+    train_rows = {k: np.concatenate([q[k] for q in parts]) for k in train_rows}
     try:
         train = prepare(train_rows, net)
         val = prepare({k: v[is_val] for k, v in rows.items()}, net)
@@ -260,6 +240,7 @@ def main(argv: list[str] | None = None) -> dict:
     meta = {"rules": RuleConfig().to_dict(), "method": "search_distill", "init": init,
             "labels": _labels_key(args.labels), "val_mod": args.val_mod, "label_settings": label_meta["settings"],
             "label_rows": len(rows["hand"]), "objective": args.objective,
+            "anchor_before_win": args.anchor_before_win,
             "temperature": args.temperature, "command": command_line(PROG, argv),
             "commit": git_commit()}  # fmt: skip
     rng = np.random.default_rng(args.seed + counters["epoch"])
