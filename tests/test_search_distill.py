@@ -251,4 +251,4 @@ def test_softmax_objective_puts_logit_differences_at_the_gains():
     single = obj.softmax_loss(
         Free(1), obs[1:], None, mask[1:], is_c[1:], gain[1:], base[1:], 1.0, 0.0
     )
-    assert float(single[1]) == 0.0 and set(obj.OBJECTIVES) == {"regression", "softmax"}
+    assert float(single[1].detach()) == 0.0 and set(obj.OBJECTIVES) == {"regression", "softmax"}
