@@ -200,10 +200,15 @@ def main(argv: list[str] | None = None) -> dict:
             )
         except (OSError, ValueError) as exc:
             fail(PROG, f"--resume: {exc}")
-        for name, now in (("labels", _labels_key(args.labels)), ("val_mod", args.val_mod),
-                          ("anchor_before_win", args.anchor_before_win)):  # fmt: skip
-            if doc.get(name, 0 if name == "anchor_before_win" else None) != now:
-                p.error(f"--resume: the run used {name} {doc.get(name)!r}, not {now!r}")
+        kept = (
+            ("labels", _labels_key(args.labels), None),
+            ("val_mod", args.val_mod, None),
+            ("anchor_before_win", args.anchor_before_win, 0),
+        )  # anchor_before_win 0: runs made before the setting
+        for name, now, default in kept:
+            was = doc.get(name, default)
+            if was != now:
+                p.error(f"--resume: the run used {name} {was!r}, not {now!r}")
         init = str(doc.get("init"))
         if counters["epoch"] >= args.epochs:
             fail(PROG, f"--resume: {args.run} has run {counters['epoch']} epochs: raise --epochs")
