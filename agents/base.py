@@ -158,6 +158,10 @@ def check_observations(obs: object, version: int, *, batch: bool, arg: str = "ob
     return np.ascontiguousarray(obs.view(np.uint8))
 
 
+SEED_LIMIT = 2**64
+"""Seeds are integers below this (64 bits: the walls' seeds, numpy's and torch's generators)."""
+
+
 @overload
 def check_seed(seed: None, arg: str = "seed") -> None: ...
 @overload
@@ -167,15 +171,18 @@ def check_seed(seed: object, arg: str = "seed") -> int | None: ...
 def check_seed(seed: object, arg: str = "seed") -> int | None:
     """``seed`` as a Python int, or None.
 
+    A seed is an integer in ``[0, 2**64)`` (``SEED_LIMIT``): the walls' seeds and the
+    generators of the agents (numpy's, torch's) take 64 bits at most.
+
     Raises:
-        ValueError: for anything but None or a non-negative integer (bools rejected).
+        ValueError: for anything but None or an integer in ``[0, 2**64)`` (bools rejected).
     """
     if seed is None:
         return None
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
         raise InputTypeError(f"{arg} must be None or a non-negative integer, got {echo(seed)}")
-    if seed < 0:
-        raise ValueError(f"{arg} must be None or a non-negative integer, got {seed}")
+    if not 0 <= seed < SEED_LIMIT:
+        raise ValueError(f"{arg} must be None or an integer in [0, 2**64), got {seed}")
     return int(seed)
 
 

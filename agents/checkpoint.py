@@ -31,23 +31,32 @@ cheap checks pass, in this order:
 
 Every problem is a ``ValueError`` naming the file. ``save`` refuses
 non-finite tensors, so a diverged run never replaces a good checkpoint. The
-tensor checks (steps 2 and 4) live in ``sichuan_env.agents.checkpoint_tensors``
-and are re-exported here.
+tensor checks (steps 2 and 4) live in ``sichuan_env.agents.checkpoint_tensors``, the
+JSON's bounds and its format (step 1: a belief or value checkpoint given where a policy
+is expected says which kind it is) in ``sichuan_env.agents.checkpoint_json``; both are
+re-exported here.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
+from sichuan_env.agents.checkpoint_json import (
+    MAX_JSON_BYTES,
+    MAX_JSON_DEPTH,
+    format_problem,
+    read_json,
+)
 from sichuan_env.agents.checkpoint_tensors import (
     MAX_PARAMETERS,
     MAX_TENSORS,
@@ -56,16 +65,13 @@ from sichuan_env.agents.checkpoint_tensors import (
     check_tensors,
     expected_tensors,
 )
+from sichuan_env.agents.registry_refs import folder_problem
 from torch import nn
 
-from sichuan_env._files import write_atomic
+from sichuan_env._files import as_write_error, write_atomic
 
 SHIPPED_DIR = Path(__file__).resolve().parent / "checkpoints"
 """Where shipped checkpoints live (``<name>.pt`` + ``<name>.json``)."""
-MAX_JSON_BYTES = 1 << 20
-"""Bytes a checkpoint's JSON may take."""
-MAX_JSON_DEPTH = 16
-"""Nesting depth a checkpoint's JSON may reach (metrics nest two or three levels)."""
 HASH_TAG = b"\0sichuan-checkpoint-config\0"
 """Separates the weights' bytes from the JSON's in ``digest``."""
 
@@ -106,8 +112,12 @@ def resolve(spec: str | os.PathLike) -> Path:
     if isinstance(spec, str) and path.suffix != ".pt" and os.sep not in spec:
         path = SHIPPED_DIR / f"{spec}.pt"
         if not path.is_file():
+            if problem := folder_problem(spec):
+                raise ValueError(problem)
             shipped = sorted(p.stem for p in SHIPPED_DIR.glob("*.pt"))
             raise ValueError(f"no shipped checkpoint {spec!r}; shipped: {shipped}")
+    elif problem := folder_problem(path):
+        raise ValueError(problem)
     return path
 
 
@@ -147,44 +157,6 @@ def digest(weights: str | os.PathLike, doc: Mapping[str, Any]) -> str:
     return h.hexdigest()
 
 
-def _depth(value: object) -> int:
-    """The nesting depth of a parsed JSON value (iterative: no recursion limit)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        v, d = stack.pop()
-        if isinstance(v, dict):
-            deepest = max(deepest, d)
-            stack.extend((x, d + 1) for x in v.values())
-        elif isinstance(v, list):
-            deepest = max(deepest, d)
-            stack.extend((x, d + 1) for x in v)
-    return deepest
-
-
-def read_json(path: str | os.PathLike, what: str = "checkpoint config") -> dict[str, Any]:
-    """A bounded JSON object from disk (size, depth), not yet checked key by key.
-
-    Raises:
-        ValueError: missing, not a file, too large, not UTF-8 JSON, too deep, not an object.
-    """
-    cfg = Path(path)
-    if not cfg.is_file():
-        raise ValueError(f"{what} {str(cfg)!r} is missing")
-    if cfg.stat().st_size > MAX_JSON_BYTES:
-        raise ValueError(f"{what} {str(cfg)!r} is larger than {MAX_JSON_BYTES} bytes")
-    try:
-        doc = json.loads(cfg.read_bytes().decode("utf-8"))
-    except RecursionError:
-        raise ValueError(f"{what} {str(cfg)!r} is nested too deeply") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{what} {str(cfg)!r} is not valid JSON: {exc}") from None
-    if not isinstance(doc, dict):
-        raise ValueError(f"{what} {str(cfg)!r} must be a JSON object")
-    if _depth(doc) > MAX_JSON_DEPTH:
-        raise ValueError(f"{what} {str(cfg)!r} is nested deeper than {MAX_JSON_DEPTH} levels")
-    return doc
-
-
 def read_config(path: str | os.PathLike, kind: Kind) -> dict[str, Any]:
     """The validated JSON of checkpoint ``path`` (the ``.pt`` or the ``.json``).
 
@@ -193,10 +165,14 @@ def read_config(path: str | os.PathLike, kind: Kind) -> dict[str, Any]:
             ``sha256`` field, an unknown ``weights_dtype``, an invalid or oversized
             architecture, or an ``obs_version`` that differs from the architecture's.
     """
+    if problem := folder_problem(path):
+        raise ValueError(problem)
     cfg = config_path(path)
     if not cfg.is_file() and not Path(path).exists():  # name what the user gave: the .pt
         raise ValueError(f"checkpoint {str(path)!r} is missing")
     doc = read_json(cfg)
+    if problem := format_problem(path, doc, kind.format):  # another kind's checkpoint, or none
+        raise ValueError(problem)
     for key, typ in kind.required.items():
         if key not in doc:
             raise ValueError(f"checkpoint config {str(cfg)!r} misses the key {key!r}")
@@ -204,8 +180,6 @@ def read_config(path: str | os.PathLike, kind: Kind) -> dict[str, Any]:
         if isinstance(v, bool) or not isinstance(v, typ):
             shown = repr(v) if len(repr(v)) < 80 else f"{type(v).__name__} {repr(v)[:60]}..."
             raise ValueError(f"checkpoint config key {key!r} has the wrong type: {shown}")
-    if doc["format"] != kind.format:
-        raise ValueError(f"checkpoint format {str(doc['format'])[:80]!r} is not {kind.format!r}")
     sha = doc["sha256"]
     if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
         raise ValueError(f"checkpoint config {str(cfg)!r}: sha256 is not 64 hex digits")
@@ -256,6 +230,31 @@ def read_weights(path: str | os.PathLike, doc: Mapping[str, Any], kind: Kind) ->
     return state
 
 
+_RECORDERS: list[list[Path]] = []
+"""The lists of open ``recording`` blocks (innermost last)."""
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[Path]]:
+    """Within the block, every checkpoint ``load`` reads is recorded: yields the list it fills.
+
+    Each ``load`` appends its weights file and its JSON (``x.pt``, ``x.json``: the paths it
+    reads, shipped names resolved), whether or not they pass the checks; nested blocks each
+    see every file. For what identifies an agent: the ladder builds it inside a block and
+    hashes every file it read (``sichuan_env.agents.eval.ladder.agent_identity``). One
+    thread at a time.
+    """
+    files: list[Path] = []
+    _RECORDERS.append(files)
+    try:
+        yield files
+    finally:
+        for i in range(len(_RECORDERS) - 1, -1, -1):  # by identity: lists compare by value
+            if _RECORDERS[i] is files:
+                del _RECORDERS[i]
+                break
+
+
 def load(path: str | os.PathLike, kind: Kind) -> tuple[nn.Module, dict[str, Any]]:
     """``(network in eval mode, config)`` of checkpoint ``path`` (a shipped name or a path).
 
@@ -265,6 +264,8 @@ def load(path: str | os.PathLike, kind: Kind) -> tuple[nn.Module, dict[str, Any]
         ValueError: an unknown shipped name, or any check of ``read_config`` / ``read_weights``.
     """
     path = resolve(path)
+    for files in _RECORDERS:
+        files.extend((path, config_path(path)))
     doc = read_config(path, kind)
     state = read_weights(path, doc, kind)
     net = kind.build(kind.config(doc["arch"]))
@@ -300,6 +301,9 @@ def save(
     Raises:
         ValueError: a path not ending in ``.pt``, an unknown dtype, a required field
             missing, metadata JSON cannot hold, or a non-finite tensor (nothing is written).
+        OSError: a file could not be written, however it failed (``torch.save``'s
+            ``RuntimeError`` included: a ``sichuan_env._files.WriteError`` naming ``path``);
+            an existing checkpoint of that name is unchanged.
     """
     path = Path(path)
     if path.suffix != ".pt":
@@ -354,11 +358,16 @@ def save(
         os.chmod(tmp_json, 0o666 & ~umask)
         os.replace(tmp_pt, path)
         os.replace(tmp_json, config_path(path))
-    except BaseException:
+    except BaseException as exc:
         for tmp in (tmp_pt, tmp_json):
             if tmp is not None:
                 Path(tmp).unlink(missing_ok=True)
-        raise
+        # torch.save reports a short write as RuntimeError ("[enforce fail at
+        # inline_container.cc]"): an OSError naming the checkpoint, as any failed write
+        error = as_write_error(path, exc) if isinstance(exc, (OSError, RuntimeError)) else exc
+        if error is exc:
+            raise
+        raise error from exc
     return path
 
 
@@ -381,5 +390,5 @@ __all__ = [
     "MAX_JSON_BYTES", "MAX_JSON_DEPTH", "MAX_PARAMETERS", "MAX_TENSORS", "MAX_WEIGHTS_BYTES",
     "SHIPPED_DIR", "Kind", "canonical", "check_finite_module", "check_tensors", "config_path",
     "digest", "expected_tensors", "file_sha256", "load", "read_config", "read_json",
-    "read_weights", "rehash", "resolve", "save",
+    "read_weights", "recording", "rehash", "resolve", "save",
 ]  # fmt: skip

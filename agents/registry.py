@@ -11,14 +11,19 @@ so a new agent is one ``register`` call away from all of them::
     register_loader(".pt", "sichuan_env.agents.nn.torch_agent:TorchAgent.load")  # (path, seed) -> Agent
 
 A spec is a registered name, a ``"package.module:Class"`` (or ``:factory``)
-reference to any importable agent class or ``(seed) -> Agent`` factory, or
-else a path that a registered loader accepts (by file-name suffix, or by a
-predicate on the path). Installed packages can add names through the entry
-point group ``sichuan_env.agents`` (``name = "package.module:Class"``); they
-resolve like registered names, so every CLI (``sichuan-eval --lineup``,
-``sichuan-play --opponents``, ``sichuan-viewer --agent``) sees them. Factories and
-loaders given as ``"module:attribute"`` strings are imported only when used,
-so heavy dependencies (torch) stay out of ``import agents``. Built in:
+reference to any importable agent class or ``(seed) -> Agent`` factory (a
+module importable from nowhere else is looked for in the current folder, as
+``python -m`` would, so console tools find ``./mybelief.py`` without
+``PYTHONPATH=.``), or else a path that a registered loader accepts (by
+file-name suffix, or by a predicate on the path). An unknown name is refused
+with the closest registered ones, a folder with the checkpoints it holds
+(``sichuan_env.agents.registry_refs`` reads the strings). Installed packages
+can add names through the entry point group ``sichuan_env.agents`` (``name =
+"package.module:Class"``); they resolve like registered names, so every CLI
+(``sichuan-eval --lineup``, ``sichuan-play --opponents``, ``sichuan-viewer
+--agent``) sees them. Factories and loaders given as ``"module:attribute"``
+strings are imported only when used, so heavy dependencies (torch) stay out of
+``import agents``. Built in:
 ``random`` (``RandomAgent``) and ``heuristic`` (``HeuristicAgent``).
 
 What a string names is checked before it is called: a class with ``act`` and
@@ -32,7 +37,6 @@ one line names the spec, so every CLI reports it as one line.
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 import os
 import re
@@ -42,6 +46,13 @@ from pathlib import Path
 from typing import Any
 
 from sichuan_env.agents.base import Agent, check_seed
+from sichuan_env.agents.registry_refs import (
+    check_ref,
+    did_you_mean,
+    folder_problem,
+    resolve_ref,
+    why,
+)
 
 from sichuan_env.tiles import InputTypeError, echo
 
@@ -61,105 +72,6 @@ _ALIASES: dict[str, str] = {}
 _LOADERS: list[tuple[Match, Loader | str]] = []
 
 
-def _resolve_ref(ref: Any, what: str, spec: str) -> Callable[..., Any]:
-    """A callable, or the agent factory a ``"module:attr.attr"`` string names (imported now).
-
-    A callable passed in-process (``register("x", SomeClass)``) is trusted; one named by a
-    string (a lineup entry, an entry point, a lazy registration) must pass
-    ``_check_factory`` before anything calls it.
-
-    Raises:
-        ValueError: the module cannot be imported (any exception its import raises), the
-            attribute is missing, or it is not an agent factory; the message names ``spec``.
-    """
-    if callable(ref):
-        return ref
-    obj = _import_checked(ref, spec)
-    _check_factory(obj, ref, spec, what)
-    return obj
-
-
-def _import_checked(ref: str, spec: str) -> Any:
-    """``_import_ref(ref)``; any failure of the import is a ``ValueError`` naming ``spec``."""
-    try:
-        return _import_ref(ref)
-    except Exception as exc:  # noqa: BLE001  (a plugin's import may raise anything)
-        named = f"agent {spec!r}" + (f" ({ref})" if ref != spec else "")
-        raise ValueError(f"cannot import {named}: {_why(exc)}") from None
-
-
-def _why(exc: BaseException) -> str:
-    """``Type: message`` of an exception, on one line."""
-    text = " ".join(str(exc).split())[:300]
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _agent_like_class(obj: object) -> bool:
-    """A class whose instances have the protocol's methods (``act`` and ``act_batch``)."""
-    return inspect.isclass(obj) and all(
-        callable(getattr(obj, m, None)) for m in ("act", "act_batch")
-    )
-
-
-def _returns_agent(func: Callable[..., Any]) -> bool:
-    """Whether ``func``'s return annotation names an agent class or the ``Agent`` protocol."""
-    try:
-        ann = inspect.signature(func, eval_str=True).return_annotation
-    except Exception:  # noqa: BLE001  (names that do not resolve: read the text)
-        try:
-            ann = inspect.signature(func).return_annotation
-        except (TypeError, ValueError):
-            return False
-    if ann is Agent or _agent_like_class(ann):
-        return True
-    if isinstance(ann, str):
-        last = ann.strip().strip("'\"").rsplit(".", 1)[-1]
-        return last == "Agent" or last.endswith("Agent")
-    return False
-
-
-def _check_factory(obj: object, ref: str, spec: str, what: str) -> None:
-    """Raise ``ValueError`` unless ``obj`` may be called to make an agent (it is not called).
-
-    An agent factory named by a string is a class with ``act`` and ``act_batch``, or a
-    Python function or method whose return annotation is an agent class or ``Agent``
-    (``def make(seed: int | None) -> MyAgent``). Anything else (``sys:exit``, a builtin,
-    a module, an instance, an unannotated function) is refused before it is called.
-    """
-    if what == "loader":
-        ok = callable(obj)
-    else:
-        target = obj.func if isinstance(obj, functools.partial) else obj
-        ok = _agent_like_class(target) or (
-            (inspect.isfunction(target) or inspect.ismethod(target)) and _returns_agent(target)
-        )
-    if not ok:
-        kind = "a class with act and act_batch, or a function annotated to return an Agent"
-        named = f"agent {spec!r}" + (f" ({ref})" if ref != spec else "")
-        raise ValueError(
-            f"{named} is not an agent {what}: {type(obj).__name__} "
-            f"{echo(getattr(obj, '__qualname__', obj))[:80]} (an agent {what} is {kind})"
-        )
-
-
-@functools.lru_cache(maxsize=64)
-def _import_ref(ref: str) -> Any:
-    module, _, attrs = ref.partition(":")
-    obj: Any = importlib.import_module(module)
-    for attr in attrs.split("."):
-        obj = getattr(obj, attr)
-    return obj
-
-
-def _check_ref(ref: object, arg: str) -> None:
-    if callable(ref):
-        return
-    if not isinstance(ref, str) or not re.fullmatch(r"[\w.]+:[\w.]+", ref):
-        raise ValueError(
-            f"{arg} must be a callable or a 'module:attribute' string, got {echo(ref)}"
-        )
-
-
 def register(name: str, factory: Factory | str, *, replace: bool = False) -> None:
     """Make ``name`` resolve to ``factory(seed)``.
 
@@ -177,7 +89,7 @@ def register(name: str, factory: Factory | str, *, replace: bool = False) -> Non
             "an agent name is letters, digits, '_' and '-' starting with a letter, "
             f"got {echo(name)}"
         )
-    _check_ref(factory, "factory")
+    check_ref(factory, "factory")
     if name in _FACTORIES and not replace:
         raise ValueError(f"agent {name!r} is already registered (pass replace=True)")
     _FACTORIES[name] = factory
@@ -222,7 +134,7 @@ def register_loader(match: Match, loader: Loader | str) -> None:
             raise ValueError(f"a loader suffix starts with '.', such as '.pt', got {echo(match)}")
     elif not callable(match):
         raise ValueError(f"match must be a suffix or a predicate, got {echo(match)}")
-    _check_ref(loader, "loader")
+    check_ref(loader, "loader")
     _LOADERS.append((match, loader))
 
 
@@ -258,12 +170,12 @@ def _call_factory(factory: Callable[..., Any], seed: int | None, spec: str) -> A
     except ValueError as exc:  # already a clear message (a damaged checkpoint, a bad seed)
         raise ValueError(f"cannot build agent {spec!r}: {exc}") from exc
     except Exception as exc:
-        raise ValueError(f"cannot build agent {spec!r}: {_why(exc)}") from exc
+        raise ValueError(f"cannot build agent {spec!r}: {why(exc)}") from exc
 
 
 def _from_reference(spec: str, seed: int | None) -> Any:
     """The agent a ``"package.module:Class"`` spec makes (imported and checked now)."""
-    return _call_factory(_resolve_ref(spec, "factory", spec), seed, spec)
+    return _call_factory(resolve_ref(spec, "factory", spec), seed, spec)
 
 
 def loaders() -> list[str]:
@@ -322,7 +234,7 @@ def make_agent(spec: str | os.PathLike, seed: int | None = None, *, device: Any 
     if isinstance(spec, str) and spec not in _FACTORIES:
         _load_entry_points()
     if isinstance(spec, str) and spec in _FACTORIES:
-        agent = _call_factory(_resolve_ref(_FACTORIES[spec], "factory", spec), seed, spec)
+        agent = _call_factory(resolve_ref(_FACTORIES[spec], "factory", spec), seed, spec)
         what = f"factory of {spec!r}"
     elif isinstance(spec, str) and _REF.fullmatch(spec):
         agent = _from_reference(spec, seed)
@@ -331,12 +243,16 @@ def make_agent(spec: str | os.PathLike, seed: int | None = None, *, device: Any 
         if isinstance(spec, str) and not spec.strip():
             raise ValueError(f"an agent spec must not be empty; {describe()}")
         path = Path(spec)
+        if problem := folder_problem(path):
+            raise ValueError(problem)
         loader = _loader_for(path)
         if loader is None:
-            raise ValueError(f"unknown agent {echo(str(spec))}; {describe()}")
+            raise ValueError(
+                f"unknown agent {echo(str(spec))}{did_you_mean(spec, available())}; {describe()}"
+            )
         if not path.is_file():
             raise ValueError(f"checkpoint {echo(str(spec))} is not a file; {describe()}")
-        load = _resolve_ref(loader, "loader", str(spec))
+        load = resolve_ref(loader, "loader", str(spec))
         try:
             agent = load(path, seed)
         except OSError as exc:  # an unreadable checkpoint is bad input, not a crash
@@ -344,7 +260,7 @@ def make_agent(spec: str | os.PathLike, seed: int | None = None, *, device: Any 
         except ValueError:
             raise
         except Exception as exc:
-            raise ValueError(f"cannot load checkpoint {echo(str(spec))}: {_why(exc)}") from exc
+            raise ValueError(f"cannot load checkpoint {echo(str(spec))}: {why(exc)}") from exc
         what = f"loader of {echo(str(spec))}"
     else:
         raise InputTypeError(
@@ -382,6 +298,7 @@ register(
 register("bc", "sichuan_env.agents.nn.torch_agent:load_bc")
 register("ppo", "sichuan_env.agents.nn.torch_agent:load_ppo")
 register("distill", "sichuan_env.agents.nn.torch_agent:load_distill")
+register("distill-sample", "sichuan_env.agents.nn.torch_agent:load_distill_sample")
 register("exit", "sichuan_env.agents.nn.torch_agent:load_exit")
 register("distill-guard", "sichuan_env.agents.belief.guard:load_distill_guard")
 register_loader(".pt", "sichuan_env.agents.nn.torch_agent:load_checkpoint")

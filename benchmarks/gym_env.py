@@ -9,7 +9,7 @@ heuristic opponents, obs v1:
 - ``gymnasium.make`` with its default wrappers (issue #11's goal: 20,000/s),
   with the opponents in numba (fused) and as Python agent objects;
 - ``gymnasium.make_vec(..., num_envs=N)``, the batched env
-  (``sichuan_env.agents.gym_vector``: all N hands in one numba call per step),
+  (``sichuan_env.agents.gym.vector``: all N hands in one numba call per step),
   for each ``--num-envs`` (the goal: 100,000/s at N = 1,024). Its learner steps
   are the actions applied: a step that autoresets an env (NEXT_STEP) does not
   count for that env.

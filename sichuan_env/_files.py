@@ -9,6 +9,11 @@ file behind. ``write_if_changed`` skips the write when the file already holds th
 bytes. Every writer of state, results, metadata and plots in the project goes
 through them (docs/guarantees.md, "Output folders and writes").
 
+A write that fails for any reason is an ``OSError`` naming the file: ``WriteError``
+(an ``OSError``) stands for failures reported otherwise, such as ``torch.save``'s
+``RuntimeError`` for a short write (``as_write_error``), so every CLI maps a failed
+write to one line (``sichuan_env._cli.run``).
+
 ``claim_output(path, owned, resume=..., overwrite=...)`` is the output-folder rule
 every CLI applies before any work starts: a folder that holds the tool's own
 outputs (``owned``: names or glob patterns) is continued with ``--resume``,
@@ -20,6 +25,7 @@ Imports nothing from the package, so any layer may use it.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
@@ -31,6 +37,31 @@ from typing import IO
 Data = str | bytes | Iterable[str | bytes] | Callable[[IO[bytes]], object]
 """What ``write_atomic`` writes: text (UTF-8), bytes, an iterable of text or bytes
 chunks, or a callback that writes to the open binary file."""
+
+
+class WriteError(OSError):
+    """A file could not be written, whatever reported it (``torch.save``'s ``RuntimeError``).
+
+    An ``OSError`` with ``filename`` the file and ``strerror`` the reason, so the CLIs'
+    one-line report of an ``OSError`` (``sichuan_env._cli.run``) covers it.
+    """
+
+
+def as_write_error(path: Path | str, exc: BaseException) -> OSError:
+    """``exc``, raised while writing ``path``, as an ``OSError`` naming ``path``.
+
+    An ``OSError`` that names a file is returned as it is; one that does not gets
+    ``path`` (a ``WriteError`` of the same ``errno``); anything else (``torch.save``
+    reports a short write as ``RuntimeError: [enforce fail at inline_container.cc]``)
+    becomes a ``WriteError`` (``EIO``) whose reason is the original message, on one line.
+    """
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return exc
+    if isinstance(exc, OSError):
+        reason = exc.strerror or " ".join(str(exc).split()) or type(exc).__name__
+        return WriteError(exc.errno or errno.EIO, f"cannot write the file: {reason}", str(path))
+    text = " ".join(str(exc).split())[:300] or type(exc).__name__
+    return WriteError(errno.EIO, f"cannot write the file ({type(exc).__name__}: {text})", str(path))
 
 
 def _mode_for(path: Path) -> int:
@@ -69,7 +100,9 @@ def write_atomic(path: Path | str, data: Data) -> None:
         data: text, bytes, an iterable of text or bytes chunks, or ``writer(file)``.
 
     Raises:
-        OSError: the file could not be written (``path`` unchanged).
+        OSError: the file could not be written (``path`` unchanged); a failure reported
+            as another exception by a ``writer`` (``torch.save``'s ``RuntimeError``) is a
+            ``WriteError`` naming ``path`` (``as_write_error``).
     """
     path = Path(path)
     mode = _mode_for(path)
@@ -81,9 +114,12 @@ def write_atomic(path: Path | str, data: Data) -> None:
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
-        raise
+        error = as_write_error(path, exc) if isinstance(exc, (OSError, RuntimeError)) else exc
+        if error is exc:
+            raise
+        raise error from exc
 
 
 def write_if_changed(path: Path | str, data: str | bytes) -> bool:

@@ -154,8 +154,8 @@ def play(
         raise ValueError(f"seat must be 0..3, got {seat}")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise InputTypeError(f"seed must be None or a non-negative integer, got {echo(seed)}")
-    if seed is not None and seed < 0:
-        raise ValueError(f"seed must be None or a non-negative integer, got {seed}")
+    if seed is not None and not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be None or an integer in [0, 2**64), got {seed}")
     if record_to is not None:
         if not isinstance(record_to, (str, os.PathLike)):
             raise InputTypeError(f"record_to must be None or a path, got {echo(record_to)}")
@@ -218,7 +218,9 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=PlainHelp,
     )
     p.add_argument("--seat", type=int, default=0, choices=range(4), help="your seat (0..3)")
-    p.add_argument("--seed", type=int_arg(0), default=None, help="deal this hand (default: random)")
+    p.add_argument(
+        "--seed", type=int_arg(0, 2**64 - 1), default=None, help="deal this hand (default: random)"
+    )
     p.add_argument("--preset", default="xuezhan", choices=sorted(PRESETS), help="rule preset")
     p.add_argument(
         "--opponents",

@@ -4,7 +4,7 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from sichuan_env.agents.gym_env import MAX_MAGNITUDE, SingleSeatEnv
+from sichuan_env.agents.gym.env import MAX_MAGNITUDE, SingleSeatEnv
 
 import sichuan_env  # noqa: F401  (registers SichuanMahjong-v0)
 from sichuan_env import IllegalActionError, RuleConfig

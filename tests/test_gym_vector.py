@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import data_equivalence
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
-from sichuan_env.agents.gym_env import SingleSeatEnv
-from sichuan_env.agents.gym_vector import SingleSeatVectorEnv
+from sichuan_env.agents.gym.env import SingleSeatEnv
+from sichuan_env.agents.gym.vector import SingleSeatVectorEnv
 
 import sichuan_env  # noqa: F401 - registers SichuanMahjong-v0 and its vector entry point
 from sichuan_env import IllegalActionError, RuleConfig

@@ -639,7 +639,8 @@ def test_belief_runs_do_something_or_fail(data, tmp_path, capsys, monkeypatch):
         assert _files(bad) == before, how
     before = _files(run)
     monkeypatch.setattr(belief, "losses", lambda out, b, heads: {"x": torch.tensor(float("nan"))})
-    _exits(belief.main, _belief_args(v2, run, "--resume", "--epochs", "2"), 1, capsys, "diverged")
+    resume = _belief_args(v2, run, "--resume", "--epochs", "1")  # the run's own --epochs
+    _exits(belief.main, resume, 1, capsys, "diverged")
     assert _files(run) == before
 
 

@@ -167,6 +167,8 @@ def test_no_writer_in_the_tree_writes_in_place():
         "sichuan_env/kernels/tables.py": "np.savez(fh,",
         "agents/checkpoint.py": "torch.save(state, f)",
         "train/value.py": "np.savez_compressed(buf,",
+        "train/table_value/data.py": "np.savez_compressed(buf,",
+        "train/table_value/fit.py": "torch.save(obj, buf)",
     }
     found = []
     for folder in ("sichuan_env", "agents", "train", "benchmarks"):

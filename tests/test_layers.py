@@ -319,8 +319,8 @@ SPLIT = {
     "sichuan_env/envs/pettingzoo.py": 400,
     "sichuan_env/envs/aec_order.py": 400,
     "sichuan_env/envs/aec_views.py": 400,
-    # agents/gym_env.py and agents/gym_vector.py share one core: agents/gym_core.py
-    "agents/gym_core.py": 400,
+    # agents/gym/env.py and agents/gym/vector.py share one core: agents/gym/core.py
+    "agents/gym/core.py": 400,
 }
 """Modules split along their seams, with the most lines each may grow back to."""
 
@@ -379,13 +379,13 @@ def _statement_runs(path: Path, k: int) -> set[tuple[str, ...]]:
 
 def test_the_gym_envs_share_one_core_and_repeat_no_code():
     # SingleSeatEnv and its batched twin keep their settings, spaces, seats and frames in
-    # agents/gym_core.py; no run of 3 statements stands in both (their signatures may)
-    from sichuan_env.agents.gym_core import SeatEnvCore
-    from sichuan_env.agents.gym_env import SingleSeatEnv
-    from sichuan_env.agents.gym_vector import SingleSeatVectorEnv
+    # agents/gym/core.py; no run of 3 statements stands in both (their signatures may)
+    from sichuan_env.agents.gym.core import SeatEnvCore
+    from sichuan_env.agents.gym.env import SingleSeatEnv
+    from sichuan_env.agents.gym.vector import SingleSeatVectorEnv
 
     assert issubclass(SingleSeatEnv, SeatEnvCore) and issubclass(SingleSeatVectorEnv, SeatEnvCore)
-    both = _statement_runs(ROOT / "agents/gym_env.py", 3) & _statement_runs(
-        ROOT / "agents/gym_vector.py", 3
+    both = _statement_runs(ROOT / "agents/gym/env.py", 3) & _statement_runs(
+        ROOT / "agents/gym/vector.py", 3
     )
     assert not both, sorted(both)[:3]

@@ -32,7 +32,7 @@ def test_registering_twice_or_without_a_registry_is_quiet(monkeypatch, recwarn):
 
 def test_gymnasium_registry_makes_both_envs_and_check_env_passes():
     spec = gymnasium.spec("SichuanMahjong-v0")
-    assert spec.vector_entry_point == "sichuan_env.agents.gym_vector:SingleSeatVectorEnv"
+    assert spec.vector_entry_point == "sichuan_env.agents.gym.vector:SingleSeatVectorEnv"
     env = gymnasium.make("SichuanMahjong-v0")
     check_env(env.unwrapped, skip_render_check=True)
     envs = gymnasium.make_vec("SichuanMahjong-v0", num_envs=2)

@@ -9,6 +9,13 @@
   nothing loaded is trusted (``read_state``, ``check_counters``, ``load_optimizer``,
   from ``sichuan_env.train.run_state``: any training script's run state, the belief
   model's too).
+- ``--resume`` is the undisturbed run: ``run_settings`` / ``refuse_changed_settings``
+  refuse a resume whose settings would change the result (naming the flags), and
+  ``seeded_build`` / ``step_rng`` give network initialisation and per-epoch (per-step)
+  randomness that depend on ``--seed`` and the position in the run only, never on
+  what ran before in the process.
+- ``add_budget_args`` / ``budget_left`` / ``check_run_budget``: ``--minutes`` (this
+  call's wall-clock budget) and ``--run-minutes`` (the run's, summed over every call).
 - ``evaluate_vs_heuristic``: a duplicate match of a network in one seat
   against three ``HeuristicAgent``s (``sichuan_env.agents.eval.evaluate``), points per hand
   with a 95% confidence interval.
@@ -16,16 +23,21 @@
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import math
+import os
 import random
+import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import numpy as np
 import torch
 from sichuan_env.agents.checkpoint import check_finite_module
 from sichuan_env.agents.device import cpu_state
@@ -47,9 +59,11 @@ from sichuan_env.train.run_state import (
 )
 
 from sichuan_env import RuleConfig
-from sichuan_env._cli import fail
+from sichuan_env._cli import fail, float_arg
 from sichuan_env._files import write_atomic
 from sichuan_env.threads import set_threads
+
+T = TypeVar("T")
 
 
 def setup(threads: int, seed: int) -> None:
@@ -67,6 +81,144 @@ def setup(threads: int, seed: int) -> None:
     random.seed(seed)
 
 
+def derived_seed(*parts: int) -> int:
+    """A 63-bit seed determined by ``parts`` (non-negative ints: a seed, an epoch, a tag)."""
+    words = np.random.SeedSequence([int(x) for x in parts]).generate_state(2, np.uint32)
+    return (int(words[0]) << 31) ^ int(words[1])
+
+
+def seeded_build(seed: int, build: Callable[[], T]) -> T:
+    """``build()`` (a new network) with torch's CPU generator seeded by ``seed``, restored after.
+
+    A network's initial weights then depend on ``--seed`` alone, not on what ran before
+    in the process (agents made, data played): a resumed run that skips that work
+    starts the same network.
+    """
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return build()
+
+
+def step_rng(seed: int, *position: int) -> np.random.Generator:
+    """A numpy generator for one epoch (step) of a run; torch (every device) reseeded to match.
+
+    Both depend on ``--seed`` and ``position`` (the epoch, or epoch and step) only, so an
+    uninterrupted run and one resumed at that position draw the same shuffles (and
+    dropout masks) from there on.
+    """
+    torch.manual_seed(derived_seed(seed, *position, 0x7E5))
+    return np.random.default_rng([seed, *position])
+
+
+RESUME_FREE = frozenset({
+    "run", "out", "resume", "overwrite", "epochs", "iterations", "rounds", "minutes",
+    "run_minutes", "threads", "device", "amp", "quiet", "progress", "tensorboard",
+})  # fmt: skip
+"""Arguments a ``--resume`` may change: where, how long, on what hardware, how verbose.
+
+``--epochs`` / ``--iterations`` / ``--rounds`` extend a run (a run stopped early and
+continued equals one that ran that long), the budgets only decide where it stops,
+``--threads`` / ``--device`` / ``--amp`` are the platform's (results then agree to the
+platform's rounding only). Everything else changes what the run computes."""
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON gives it back (paths as text, tuples as lists)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def run_settings(args: argparse.Namespace, skip: Iterable[str] = ()) -> dict[str, Any]:
+    """The arguments that decide a run's result: every one but ``RESUME_FREE`` and ``skip``.
+
+    ``skip``: options that only shape a new run (its network's architecture, ``--init``),
+    which a resumed run takes from its checkpoint. Values are JSON (paths as text), for
+    the checkpoint's metadata.
+    """
+    drop = RESUME_FREE | set(skip)
+    return {k: _plain(v) for k, v in sorted(vars(args).items()) if k not in drop}
+
+
+def flag_names(p: argparse.ArgumentParser) -> dict[str, str]:
+    """Each argument's ``dest`` and the option that sets it (``--no-claims`` for ``claims``)."""
+    out: dict[str, str] = {}
+    for action in p._actions:  # argparse has no public list
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        if longs:
+            out.setdefault(action.dest, longs[0])
+    return out
+
+
+def changed_settings(
+    stored: Mapping[str, Any], current: Mapping[str, Any], p: argparse.ArgumentParser | None = None
+) -> list[str]:
+    """``--flag WAS (now NOW)`` for each setting in both ``stored`` and ``current`` that differs.
+
+    A key ``stored`` lacks (a run made before the setting existed) is not compared.
+    """
+    names = flag_names(p) if p is not None else {}
+    out = []
+    for key in sorted(set(stored) & set(current)):
+        was, now = _plain(stored[key]), _plain(current[key])
+        if was != now:
+            flag = names.get(key, "--" + key.replace("_", "-"))
+            out.append(f"{flag} {_shown(was)} (now {_shown(now)})")
+    return out
+
+
+def _shown(value: Any) -> str:
+    text = " ".join(map(str, value)) if isinstance(value, list) else str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def refuse_changed_settings(
+    prog: str,
+    p: argparse.ArgumentParser,
+    run: Path,
+    stored: Mapping[str, Any],
+    current: Mapping[str, Any],
+) -> None:
+    """End a ``--resume`` (``fail``, exit 1) whose settings differ from the run's, naming them.
+
+    A resumed run continues the run it was, so it equals the uninterrupted run; a
+    setting that would change the result is refused, never applied half-way.
+    """
+    diff = changed_settings(stored, current, p)
+    if diff:
+        fail(prog, f"--resume: {run} was made with other settings: {'; '.join(diff)}. A resumed "
+                   "run continues the same run: give its settings, or start another --run")  # fmt: skip
+
+
+def add_budget_args(p: argparse.ArgumentParser, minutes: float, unit: str = "epoch") -> None:
+    """``--minutes`` (this call's wall-clock budget) and ``--run-minutes`` (the run's, all calls)."""
+    p.add_argument("--minutes", type=float_arg(0, 10**6), default=minutes,
+                   help=f"this call's wall-clock budget in minutes ({minutes:g}): a --resume gets "
+                        f"it afresh; checked after each {unit}, so at least one {unit} runs")  # fmt: skip
+    p.add_argument("--run-minutes", type=float_arg(0, 10**6), default=None, metavar="MINUTES",
+                   help="the whole run's wall-clock budget, summed over every --resume (the "
+                        "training time kept in state.pt); the run stops when either budget is "
+                        "spent (default: none)")  # fmt: skip
+
+
+def budget_left(args: argparse.Namespace, started: float, used_before_s: float) -> bool:
+    """Whether ``--minutes`` (since ``started``, a ``time.time()``) and ``--run-minutes`` allow more.
+
+    ``used_before_s``: the run's training seconds before this call (its counters).
+    """
+    elapsed = time.time() - started
+    if elapsed >= args.minutes * 60:
+        return False
+    run_minutes = getattr(args, "run_minutes", None)
+    return run_minutes is None or used_before_s + elapsed < run_minutes * 60
+
+
+def check_run_budget(prog: str, args: argparse.Namespace, used_s: float) -> None:
+    """End a ``--resume`` whose run has spent its ``--run-minutes`` already (exit 1)."""
+    run_minutes = getattr(args, "run_minutes", None)
+    if run_minutes is not None and used_s >= run_minutes * 60:
+        fail(prog, f"--resume: the run has trained {used_s / 60:.2f} minutes, its --run-minutes "
+                   f"{run_minutes:g} are spent: raise --run-minutes to continue it")  # fmt: skip
+
+
 def git_commit(package_dir: Path | None = None) -> str:
     """The project's own commit (``-dirty`` when its tree has changes), for checkpoints.
 
@@ -75,29 +227,54 @@ def git_commit(package_dir: Path | None = None) -> str:
     project's checkout (the repository's top level holds ``pyproject.toml`` naming
     ``sichuan-env`` and the folder is its ``train/``): a run started elsewhere
     still records the commit, and a wheel installed inside a user's own repository
-    does not record theirs. Otherwise it is ``sichuan-env==<version>`` (a wheel
-    install), or ``unknown``.
+    does not record theirs. Otherwise the package is either this project's source tree
+    (``package_dir`` is the ``train/`` of a folder whose ``pyproject.toml`` names
+    ``sichuan-env``: an editable install) whose commit git could not give, recorded as
+    ``unknown (git unavailable; sichuan-env 0.1.0 editable checkout)`` (or ``git
+    could not tell``), never as a version its code may differ from; or an installed
+    wheel, ``sichuan-env==<version>``; or ``unknown``.
     """
     here = Path(__file__).resolve().parent if package_dir is None else Path(package_dir).resolve()
-    commit = _checkout_commit(here)
+    failures: list[str] = []
+    commit = _checkout_commit(here, failures)
     if commit is not None:
         return commit
     try:
         from importlib.metadata import version
 
-        return f"sichuan-env=={version('sichuan-env')}"
+        installed: str | None = version("sichuan-env")
     except Exception:  # noqa: BLE001 - no metadata (a bare source tree)
-        return "unknown"
+        installed = None
+    if _is_source_tree(here):
+        why = "git unavailable" if "unavailable" in failures else "git could not tell"
+        what = f"sichuan-env {installed} editable checkout" if installed else "source checkout"
+        return f"unknown ({why}; {what})"
+    return f"sichuan-env=={installed}" if installed else "unknown"
 
 
-def _checkout_commit(here: Path) -> str | None:
-    """The commit of the checkout whose ``train/`` is ``here``, else None."""
+def _is_source_tree(here: Path) -> bool:
+    """Whether ``here`` is the ``train/`` folder of this project's source tree (not a wheel)."""
+    try:
+        text = (here.parent / "pyproject.toml").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return here.name == "train" and 'name = "sichuan-env"' in text
+
+
+def _checkout_commit(here: Path, failures: list[str] | None = None) -> str | None:
+    """The commit of the checkout whose ``train/`` is ``here``, else None.
+
+    ``failures`` gets ``"unavailable"`` when git could not run at all (not installed,
+    no ``PATH``, a time-out).
+    """
 
     def git(*args: str) -> subprocess.CompletedProcess[str] | None:
         try:
             return subprocess.run(["git", "-C", str(here), *args], capture_output=True,
                                   text=True, check=False, timeout=30)  # fmt: skip
         except (OSError, subprocess.SubprocessError):
+            if failures is not None:
+                failures.append("unavailable")
             return None
 
     top = git("rev-parse", "--show-toplevel")
@@ -183,10 +360,14 @@ def save_run(
     """Save ``run/<name>.pt`` (+ JSON) and ``run/state.pt`` (optimizer, counters).
 
     Nothing is written unless the weights, the optimizer state and the counters are all
-    finite: a diverged run never replaces the last good checkpoint.
+    finite: a diverged run never replaces the last good checkpoint. ``state.pt`` records
+    the ``sha256`` of the ``last.pt`` it goes with (``last_sha256``): a save that wrote
+    the checkpoint but not the state is caught by ``load_run``, never resumed from.
 
     Raises:
         ValueError: non-finite weights, optimizer state or counters (``run`` unchanged).
+        OSError: a file could not be written (``sichuan_env._files.WriteError``: torch's
+            ``RuntimeError`` too); the files already there are unchanged.
     """
     what = f"not saving {run / name}.pt"
     check_finite_module(net, what)
@@ -194,18 +375,83 @@ def save_run(
     for key, v in counters.items():
         if isinstance(v, float) and math.isnan(v):
             raise ValueError(f"{what}: counter {key!r} is NaN")
-    path = save_checkpoint(run / f"{name}.pt", net, meta)
-    # on the CPU whatever the device: a run trained on a GPU resumes on a CPU-only machine
-    state = {"optimizer": cpu_state(opt.state_dict()), "counters": counters}
-    write_atomic(run / "state.pt", lambda f: torch.save(state, f))
+    with all_or_nothing([run / f"{name}.pt", run / f"{name}.json", run / "state.pt"]):
+        path = save_checkpoint(run / f"{name}.pt", net, meta)
+        # on the CPU whatever the device: a run trained on a GPU resumes on a CPU-only machine
+        state = {"optimizer": cpu_state(opt.state_dict()), "counters": counters,
+                 "last_sha256": last_sha256(run)}  # fmt: skip
+        write_atomic(run / "state.pt", lambda f: torch.save(state, f))
     return path
+
+
+@contextlib.contextmanager
+def all_or_nothing(paths: Iterable[Path]) -> Iterator[None]:
+    """Files written together: when the block fails, each of ``paths`` is as it was before.
+
+    Each existing file is kept aside first (a hard link, else a copy, ``.NAME.prev``);
+    a failure puts it back, and removes the files the block made, so a checkpoint
+    written without its ``state.pt`` never stays (the run stays resumable).
+    """
+    kept: list[tuple[Path, Path | None]] = []
+    try:
+        for path in paths:
+            if not path.exists():
+                kept.append((path, None))
+                continue
+            aside = path.with_name(f".{path.name}.prev")
+            aside.unlink(missing_ok=True)
+            try:
+                os.link(path, aside)
+            except OSError:
+                shutil.copy2(path, aside)
+            kept.append((path, aside))
+        yield
+    except BaseException:
+        for path, aside in kept:
+            with contextlib.suppress(OSError):
+                if aside is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    os.replace(aside, path)
+        raise
+    finally:
+        for _, aside in kept:
+            if aside is not None:
+                with contextlib.suppress(OSError):
+                    aside.unlink(missing_ok=True)
+
+
+def last_sha256(run: Path) -> str:
+    """The ``sha256`` that ``run/last.json`` records ("" when there is none to read)."""
+    try:
+        doc = json.loads((run / "last.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    sha = doc.get("sha256") if isinstance(doc, dict) else None
+    return sha if isinstance(sha, str) else ""
+
+
+def check_state_matches(state: Mapping[str, Any], doc: Mapping[str, Any], run: Path) -> None:
+    """Raise ``ValueError`` unless ``state.pt`` was written with the ``last.pt`` (``doc``) beside it.
+
+    A state without ``last_sha256`` (runs saved before it) is not checked.
+    """
+    sha = state.get("last_sha256")
+    if isinstance(sha, str) and sha and sha != doc.get("sha256"):
+        raise ValueError(
+            f"cannot resume: {run / 'state.pt'} does not belong to {run / 'last.pt'} (a save "
+            "was cut short between the two files); start the run again"
+        )
 
 
 def save_run_or_fail(
     prog: str, run_dir: Path, net: PolicyNet, opt: Any, counters: dict, meta: dict,
     name: str = "last",
 ) -> None:  # fmt: skip
-    """``save_run``; non-finite weights or optimizer state end the run (exit 1), files untouched."""
+    """``save_run``; non-finite weights or a failed write end the run (exit 1), one line.
+
+    The files already in ``run_dir`` are unchanged either way.
+    """
     try:
         save_run(run_dir, net, opt, counters, meta, name)
     except ValueError as exc:
@@ -213,6 +459,16 @@ def save_run_or_fail(
             prog,
             f"{exc} (the run diverged; try a smaller --lr); {run_dir} keeps its last good files",
         )
+    except OSError as exc:
+        fail(prog, f"{write_failure(exc)}; {run_dir} keeps its last good files")
+
+
+def write_failure(exc: OSError) -> str:
+    """A failed write as one phrase: ``cannot write FILE: reason``."""
+    reason = " ".join((exc.strerror or str(exc) or type(exc).__name__).split())
+    reason = reason.removeprefix("cannot write the file").lstrip(": ")
+    where = exc.filename
+    return f"cannot write {where}: {reason}" if where else f"a write failed: {reason}"
 
 
 def load_run(
@@ -250,6 +506,7 @@ def load_run(
     net.to(device).train()
     state_file = run / "state.pt"
     state = read_state(state_file)
+    check_state_matches(state, doc, run)
     what = f"cannot resume from {state_file}"
     got = check_counters(state["counters"], counters, what) if counters else dict(state["counters"])
     opt = opt_factory(net)
@@ -296,19 +553,35 @@ def say_written(run: Path) -> None:
 
 __all__ = [
     "BEST",
+    "RESUME_FREE",
     "RUN_FILES",
     "MetricLog",
+    "add_budget_args",
+    "all_or_nothing",
+    "budget_left",
+    "changed_settings",
     "check_counters",
     "check_optimizer",
+    "check_run_budget",
     "check_state_dict",
+    "check_state_matches",
     "command_line",
+    "derived_seed",
     "evaluate_vs_heuristic",
+    "flag_names",
     "git_commit",
+    "last_sha256",
     "load_optimizer",
     "load_reference",
     "load_run",
     "read_state",
+    "refuse_changed_settings",
+    "run_settings",
     "save_run",
+    "save_run_or_fail",
     "say_written",
+    "seeded_build",
     "setup",
+    "step_rng",
+    "write_failure",
 ]

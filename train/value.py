@@ -22,6 +22,14 @@ Two stages, both resumable:
 
 The model is tied to the rules it was trained on (``--preset``); the tools use
 it only for that ruleset.
+
+``--resume`` keeps the shards on disk and plays the missing ones (each block is
+seeded by ``--seed`` and its number), then fits again, whole: the network starts
+from ``--seed`` alone and shuffles from a generator of its own, so a resumed run
+writes the ``luck.pt`` the uninterrupted run writes. A resume with other data
+settings (``--hands``, ``--block-walls``, ``--preset``, ``--mix``, ``--seed``) is
+refused, naming them; the fit's settings (``--epochs``, ``--lr``, ...) may change,
+since the fit runs again whole.
 """
 
 from __future__ import annotations
@@ -41,7 +49,14 @@ from sichuan_env.agents.eval.evaluate import make_lineup_agents, play_block, wal
 from sichuan_env.agents.eval.luck import KIND, ValueConfig, ValueNet
 from sichuan_env.agents.eval.luck_events import extract
 from sichuan_env.agents.eval.luck_features import NF
-from sichuan_env.train.common import command_line, git_commit, setup
+from sichuan_env.train.common import (
+    command_line,
+    git_commit,
+    refuse_changed_settings,
+    seeded_build,
+    setup,
+    write_failure,
+)
 
 from sichuan_env import RuleConfig
 from sichuan_env._cli import (
@@ -61,6 +76,8 @@ PROG = "python -m sichuan_env.train.value"
 MIX = {"heuristic": 0.3, "defensive": 0.2, "distill": 0.25, "exit": 0.1, "bc": 0.1, "random": 0.05}
 """The default mix: each seat of a block's lineup is drawn from it with these weights."""
 OWNED = ("shards", "luck.pt", "luck.json", "value.json")
+DATA_SETTINGS = ("hands", "block_walls", "preset", "mix", "seed")
+"""What the shards depend on: a resumed run must keep them (the fit's settings may change)."""
 SHARD_SPEC = {
     "x": Spec(("n", 4, NF), dtype="float32"),
     "y": Spec(("n", 4), dtype="float32"),
@@ -162,7 +179,8 @@ def fit(args: argparse.Namespace, data: list[dict[str, np.ndarray]]) -> tuple[Va
     y = torch.from_numpy(np.concatenate([d["y"] for d in train]))
     xv = torch.from_numpy(np.concatenate([d["x"] for d in val]))
     yv = torch.from_numpy(np.concatenate([d["y"] for d in val]))
-    net = ValueNet(ValueConfig(args.hidden, args.hidden))
+    # from --seed alone: a resumed run, which plays fewer blocks first, starts the same network
+    net = seeded_build(args.seed, lambda: ValueNet(ValueConfig(args.hidden, args.hidden)))
     opt = torch.optim.Adam(net.parameters(), lr=args.lr)
     gen = torch.Generator().manual_seed(args.seed)
     best, best_state, history = float("inf"), None, []
@@ -248,10 +266,10 @@ def main(argv: list[str] | None = None) -> int:
             old = json.loads(conf_path.read_text("utf-8"))
         except (OSError, ValueError) as exc:
             fail(PROG, f"cannot resume: {conf_path} cannot be read ({exc})")
-        keep = ("hands", "block_walls", "preset", "mix", "seed")
-        if not isinstance(old, dict) or any(old.get(k) != conf[k] for k in keep):
-            fail(PROG, f"cannot resume: {args.out} was started with other data settings "
-                       f"({', '.join(keep)} must match {conf_path})")  # fmt: skip
+        if not isinstance(old, dict):
+            fail(PROG, f"cannot resume: {conf_path} is not a value-model run's settings")
+        data = {k: conf[k] for k in DATA_SETTINGS}
+        refuse_changed_settings(PROG, p, args.out, {k: old.get(k) for k in DATA_SETTINGS}, data)
     args.out.mkdir(parents=True, exist_ok=True)
     write_atomic(conf_path, json.dumps(conf, indent=1) + "\n")
     setup(args.threads, args.seed)
@@ -268,7 +286,10 @@ def main(argv: list[str] | None = None) -> int:
         "deal_baseline": deal_baseline(net, data), "preset": args.preset, "mix": args.mix,
         "hands": args.hands, "metrics": metrics,
     }  # fmt: skip
-    path = checkpoint.save(args.out / "luck.pt", KIND, net, meta)
+    try:
+        path = checkpoint.save(args.out / "luck.pt", KIND, net, meta)
+    except OSError as exc:
+        fail(PROG, f"{write_failure(exc)}; {args.out} keeps its last good files")
     print(f"validation R2 {metrics['val_r2']:.3f} (MSE {metrics['val_mse']:.2f}); wrote {path}")
     return 0
 

@@ -2,11 +2,11 @@
 
 The tools share: the options (``--value-model``, ``--no-adjust``), the model for a
 preset with a one-line reason when there is none (``model_for``), the
-corrections of a match's records (``corrections_of``), the per-wall samples in
-the JSON (``per_wall_doc``) and the stopping rule of ``--target-ci``
-(``target_stop``). The corrections come from the records alone, so they are the
-same for matches played in one process, on Ray, or by agents that read the
-engine state (the searches).
+corrections of a match's records with a progress bar on stderr (``Corrections``,
+``corrections_with_bar``), the per-wall samples in the JSON (``per_wall_doc``)
+and the stopping rule of ``--target-ci`` (``target_stop``). The corrections come
+from the records alone, so they are the same for matches played in one process,
+on Ray, or by agents that read the engine state (the searches).
 """
 
 from __future__ import annotations
@@ -14,25 +14,28 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from sichuan_env.agents.eval.match_stats import mean_ci, per_wall
 
 from sichuan_env import RuleConfig
+from sichuan_env._progress import progress_bar
 
-SHIPPED = "luck"
-"""The value model used by default: the shipped ``agents/checkpoints/luck.pt``."""
+SHIPPED = "table_value"
+"""The value model used by default: the shipped whole-table ``agents/checkpoints/table_value.pt``."""
 
 
 def add_luck_args(p: argparse.ArgumentParser) -> None:
     """``--value-model SPEC`` and ``--no-adjust``."""
     p.add_argument(
         "--value-model", default=SHIPPED, metavar="SPEC",
-        help="the luck adjustment's value model: 'luck' (shipped) or a .pt path "
-             "(python -m sichuan_env.train.value); the estimates stay plain where it "
-             "does not cover the preset",
+        help="the luck adjustment's value model: 'table_value' (shipped, the whole-table "
+             "network), 'luck' (the older per-seat model) or a .pt path of either "
+             "(python -m sichuan_env.train.table_value.fit); the estimates stay plain where "
+             "it does not cover the preset",
     )  # fmt: skip
     p.add_argument(
         "--no-adjust", action="store_true",
@@ -49,11 +52,11 @@ def model_for(args: argparse.Namespace, rules: RuleConfig, quiet: bool = False) 
     if args.no_adjust:
         return None
     try:
-        from sichuan_env.agents.eval.luck import load_for
+        from sichuan_env.agents.eval.table_value import load_table_for
     except ImportError as exc:  # torch missing: the adjustment needs the [train] extra
         print(f"no luck adjustment: {exc} (pip install -e '.[train]')", file=sys.stderr)
         return None
-    model, why = load_for(rules, args.value_model)
+    model, why = load_table_for(rules, args.value_model)
     if model is None and args.value_model != SHIPPED:
         raise SystemExit(f"error: --value-model: {why}")
     if model is None or not quiet:
@@ -61,22 +64,90 @@ def model_for(args: argparse.Namespace, rules: RuleConfig, quiet: bool = False) 
     return model
 
 
-class Corrections:
-    """The corrections of a growing list of match records, each record's computed once."""
+class AdjustError(ValueError):
+    """The luck adjustment failed: a record it cannot replay, or a value model that overflows."""
 
-    def __init__(self, model: Any) -> None:
+
+def lineup_ids(lineup: Sequence[str], records: Sequence[tuple[int, int, dict]]) -> np.ndarray:
+    """``int8[len(records), 4]``: the whole-table model's policy id of each hand's seats."""
+    from sichuan_env.agents.eval.table_rows import seat_ids
+
+    by_rotation = [seat_ids(lineup, r) for r in range(4)]
+    return (
+        np.stack([by_rotation[rot % 4] for _, rot, _ in records])
+        if records
+        else np.zeros((0, 4), dtype=np.int8)
+    )
+
+
+def corrections_with_bar(
+    model: Any, records: Sequence[dict], progress: bool = True, lineups: np.ndarray | None = None
+) -> Any:
+    """``model.corrections(records)`` (a ``luck.Corrections``), with a bar on stderr.
+
+    ``lineups`` (``lineup_ids``) tells a whole-table model who plays each seat; the older
+    per-seat model does not read it.
+
+    The adjustment replays every hand (seconds per thousand hands, more on a cold numba
+    cache), so it shows its own bar after the hands' bar rather than a silent pause.
+
+    Raises:
+        ValueError: see ``LuckModel.corrections`` (a record it cannot replay, non-finite
+            corrections).
+    """
+    columns = (TextColumn("luck adjustment"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())  # fmt: skip
+    with progress_bar(*columns, disable=not progress) as bar:
+        task = bar.add_task("luck adjustment", total=len(records))
+        advance = lambda k: bar.advance(task, k)
+        if lineups is not None and hasattr(model, "corrections_of") and _reads_lineups(model):
+            return model.corrections(records, lineups, progress=advance)
+        return model.corrections(records, progress=advance)
+
+
+def _reads_lineups(model: Any) -> bool:
+    from sichuan_env.agents.eval.table_value import TableModel
+
+    return isinstance(model, TableModel)
+
+
+class Corrections:
+    """The corrections of a growing list of match records, each record's computed once.
+
+    ``seconds`` is the time spent computing them, so far (the ``--target-ci`` checks during
+    play included).
+    """
+
+    def __init__(self, model: Any, lineup: Sequence[str] | None = None) -> None:
         self.model = model
+        self.lineup = list(lineup) if lineup is not None else None
         self.seconds = 0.0
         self._done: list[np.ndarray] = []
         self._n = 0
 
-    def of(self, records: list[tuple[int, int, dict]]) -> np.ndarray:
-        """``float[len(records), 4]``: each hand's and seat's luck (``records`` only grows)."""
+    def of(self, records: list[tuple[int, int, dict]], progress: bool = False) -> np.ndarray:
+        """``float[len(records), 4]``: each hand's and seat's luck (``records`` only grows).
+
+        Args:
+            records: the match's records so far.
+            progress: show a bar on stderr (not while another bar is live: the hands').
+
+        Raises:
+            AdjustError: see ``LuckModel.corrections`` (also from ``target_stop``'s checks
+                during play, which the tools report as one line).
+        """
         if self._n < len(records):
             t0 = time.perf_counter()
-            self._done.append(self.model.corrections([r for _, _, r in records[self._n :]]).total)
-            self._n = len(records)
-            self.seconds += time.perf_counter() - t0
+            try:
+                fresh = records[self._n :]
+                ids = None if self.lineup is None else lineup_ids(self.lineup, fresh)
+                new = [r for _, _, r in fresh]
+                self._done.append(corrections_with_bar(self.model, new, progress, ids).total)
+                self._n = len(records)
+            except ValueError as exc:
+                raise AdjustError(str(exc)) from None
+            finally:
+                self.seconds += time.perf_counter() - t0
         return np.concatenate(self._done) if self._done else np.zeros((0, 4))
 
 

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from sichuan_env.agents.eval.adjust import (
+    AdjustError,
     Corrections,
     add_luck_args,
     model_for,
@@ -105,7 +106,39 @@ def write_records(path: Path, lines: list[dict[str, Any]]) -> None:
     Raises:
         OSError: the file could not be written (``path`` is left as it was).
     """
-    write_atomic(path, (json.dumps(line, separators=(",", ":")) + "\n" for line in lines))
+    write_atomic(
+        path, (json.dumps(line, separators=(",", ":"), allow_nan=False) + "\n" for line in lines)
+    )
+
+
+def time_line(played: str, in_play: float, adjust: float | None, where: str = "") -> str:
+    """The parenthesis of the summary line: play time, then the luck adjustment's, each once.
+
+    Args:
+        played: ``Stopwatch.describe()`` of the play, taken before the adjustment.
+        in_play: seconds of adjustment inside the play (``--target-ci``'s checks), taken
+            out of the play time so no second is counted twice.
+        adjust: seconds of the whole adjustment, or None without one.
+        where: a note on the play time (the Ray workers').
+
+    Returns:
+        ``"play 2.0 s; luck adjustment 6.9 s"`` (a cold compile's note after the play time).
+    """
+    head, _, rest = played.partition(" s")
+    try:
+        text = f"play {max(0.0, float(head) - in_play):.1f} s{rest}{where}"
+    except ValueError:  # not "12.3 s; ...": shown as it is
+        text = f"play {played}{where}"
+    return text if adjust is None else f"{text}; luck adjustment {adjust:.1f} s"
+
+
+def results_json(doc: dict[str, Any]) -> str:
+    """``doc`` as strict JSON (``allow_nan=False``: NaN and infinities are not JSON).
+
+    Raises:
+        ValueError: a non-finite number in ``doc``.
+    """
+    return json.dumps(doc, indent=2, allow_nan=False)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -190,7 +223,7 @@ def main(argv: list[str] | None = None) -> dict:
         p.error("--target-ci plays block after block in this process; it does not take --ray")
     rules = RuleConfig.preset(args.preset)
     model = model_for(args, rules, quiet=args.quiet)
-    corrections = Corrections(model) if model is not None else None
+    corrections = Corrections(model, args.lineup) if model is not None else None
     stop = None
     if args.target_ci is not None:
         log = None if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
@@ -204,6 +237,8 @@ def main(argv: list[str] | None = None) -> dict:
             )  # fmt: skip
         except (IllegalActionError, InputTypeError) as exc:  # a bad answer: one line
             fail("sichuan-eval", exc)
+        except AdjustError as exc:  # --target-ci's checks: nothing is written
+            fail("sichuan-eval", f"luck adjustment: {exc}")
     else:
         try:
             records = play_duplicate_ray(
@@ -212,20 +247,21 @@ def main(argv: list[str] | None = None) -> dict:
             )  # fmt: skip
         except RayMissingError as exc:
             p.error(str(exc))
-    dt = watch.seconds
+    played = watch.describe()  # before the adjustment: its time is reported on its own
+    in_play = 0.0 if corrections is None else corrections.seconds  # --target-ci's checks
+    dt = max(0.0, watch.seconds - in_play)
     walls = max(w for w, _, _ in records) + 1
     try:
-        corr = corrections.of(records) if corrections is not None else None
-    except ValueError as exc:  # a record the value model cannot replay: a bug, said plainly
+        corr = corrections.of(records, not args.quiet) if corrections is not None else None
+    except AdjustError as exc:  # a record it cannot replay, a model that overflows: one line
         fail("sichuan-eval", f"luck adjustment: {exc}")
     summary = summarize(args.lineup, records, walls, corr)
     where = ", the Ray workers' compile included" if args.ray else ""
-    adjust = "" if corrections is None else f"; luck adjustment {corrections.seconds:.1f} s"
+    adjust = None if corrections is None else corrections.seconds
     print(
         f"duplicate match: {walls} walls x 4 rotations, lineup {args.lineup}, "
-        f"preset {args.preset} ({watch.describe()}{where}{adjust})"
+        f"preset {args.preset} ({time_line(played, in_play, adjust, where)})"
     )
-    print_table(summary)
     doc = {
         "lineup": args.lineup,
         "walls": walls,
@@ -245,9 +281,14 @@ def main(argv: list[str] | None = None) -> dict:
         "agents": summary,
         "per_wall": per_wall_doc(per_wall(args.lineup, records, walls, corr)),
     }
+    try:
+        text = results_json(doc) if args.json else ""
+    except ValueError as exc:  # never NaN in a results file: one line, nothing written
+        fail("sichuan-eval", f"the results hold a non-finite number: {exc}")
+    print_table(summary)
     if args.json:
         try:
-            write_atomic(args.json, json.dumps(doc, indent=2))
+            write_atomic(args.json, text)
         except OSError as exc:  # the old file is kept whole (write_atomic)
             fail("sichuan-eval", f"cannot write {args.json}: {exc.strerror or exc}")
         print(f"wrote {args.json}")

@@ -26,21 +26,28 @@ few by a lot).
 Each pair's per-wall points are written to ``OUT/pairs/A__B-<digest>.json`` as
 soon as the pair finishes (plain, and luck-adjusted where the value model covers
 the preset: ``sichuan_env.agents.eval.luck``; the ratings and points are then
-fitted to the adjusted per-wall results, ``--no-adjust`` for plain), named by a digest of the pair's identity (the two
-specs and the SHA-256 of each checkpoint file; the readable names are inside
-the file); a rerun with ``--resume`` reuses every pair whose file matches the
-settings (walls, seed, rules) and plays only the rest: a retrained checkpoint
-at the same path is a new pair. An ``--out`` that holds a ladder is refused
+fitted to the adjusted per-wall results, ``--no-adjust`` for plain), named by a
+digest of the pair's identity (``agent_identity``: each spec, an alias's target,
+and the SHA-256 of every checkpoint file the agent loads, a composite agent's
+several included; the readable names are inside the file); a rerun with
+``--resume`` reuses every pair whose file matches the settings (walls, seed,
+rules) and plays only the rest: a retrained or reshipped checkpoint, or an alias
+moved to another agent, is a new pair. Pair files of an older ladder format,
+which knew a registered agent by its name only, are refused by ``--resume``
+(``--overwrite`` plays them again). An ``--out`` that holds a ladder is refused
 unless ``--resume`` (continue) or ``--overwrite`` (replace) is given.
+
+With fewer than ``CAUTION_WALLS`` walls per pair the table ends with a caution
+line (also ``caution`` in ``ladder.json``): intervals on so few walls are rough.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import math
-import os
 import re
 import sys
 import time
@@ -49,10 +56,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sichuan_env.agents.eval.adjust import add_luck_args, model_for
+from sichuan_env.agents.eval.adjust import (
+    AdjustError,
+    add_luck_args,
+    corrections_with_bar,
+    lineup_ids,
+    model_for,
+)
 from sichuan_env.agents.eval.evaluate import MAX_WALLS, play_duplicate
 from sichuan_env.agents.eval.ladder_view import plot_ladder, print_ladder
-from sichuan_env.agents.registry import available, describe, make_agent
+from sichuan_env.agents.registry import aliases, available, describe, make_agent
 
 from sichuan_env import PRESETS, RuleConfig
 from sichuan_env._cli import PlainHelp, add_overwrite, claim_output_or_exit, fail, int_arg, run
@@ -60,12 +73,21 @@ from sichuan_env._files import write_atomic
 from sichuan_env.engine.errors import IllegalActionError
 from sichuan_env.tiles import InputTypeError
 
-FORMAT = 1
-"""Version of the pair files and ``ladder.json``."""
+FORMAT = 2
+"""Version of the pair files and ``ladder.json`` (1: agents known by name only)."""
 LADDER_FILES = ("pairs", "ladder.json", "ladder.png")
 """What a ladder writes in ``--out``: ``--resume`` keeps it, ``--overwrite`` removes it first."""
 HANDS_PER_WALL = 8
 """Seat-hands of one agent per wall in a head-to-head match (2 seats x 4 rotations)."""
+CAUTION_WALLS = 200
+"""Walls per pair below which the ladder prints a caution (the default ``--walls``).
+
+Each pair's rating rests on its walls' wins, draws and losses, resampled by the bootstrap;
+on a few dozen walls its percentile intervals are rough (too narrow), and with many pairs
+some interval excludes 0 by chance: 40 walls put ``strongest`` last at -0.61 [-1.07, -0.17],
+60 walls of another seed first. 200 is a floor for reading an order off the intervals, not a
+guarantee: an order that matters is confirmed on fresh walls (docs/evaluation.md).
+"""
 
 
 def pair_points(
@@ -156,25 +178,117 @@ def _file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def agent_identity(spec: str) -> dict[str, Any]:
-    """What identifies an agent in a pair: its spec and the content hash of its checkpoint.
+def _recording() -> contextlib.AbstractContextManager[list[Path]]:
+    """``checkpoint.recording()``, or an empty list without torch (then nothing loads one)."""
+    try:
+        from sichuan_env.agents import checkpoint
+    except ImportError:
+        return contextlib.nullcontext([])
+    return checkpoint.recording()
 
-    A spec that is a file (a checkpoint path), or a registered name with a shipped
-    checkpoint, gets the SHA-256 of that file and of its JSON beside it (``x.pt`` and
-    ``x.json``): a retrained ``x.pt`` at the same path is another agent.
+
+def _shipped_dir() -> Path:
+    try:
+        from sichuan_env.agents import checkpoint
+    except ImportError:
+        return SHIPPED
+    return Path(checkpoint.SHIPPED_DIR)
+
+
+def built_identity(spec: str, seed: int | None = 0) -> dict[str, Any]:
+    """``agent_identity`` of an agent that must build: the ladder's check of every spec.
+
+    Raises:
+        ValueError, TypeError: the agent cannot be built (``make_agent``).
     """
+    with _recording() as read:
+        make_agent(spec, seed=seed)
+    return _identity(spec, read)
+
+
+def agent_identity(spec: str, seed: int | None = 0) -> dict[str, Any]:
+    """What identifies an agent in a pair: its spec, an alias's target, every file it loads.
+
+    The agent is built (``make_agent``) while ``checkpoint.recording`` notes every
+    checkpoint file it reads (``x.pt`` and ``x.json``: each of a composite agent's, such
+    as ``distill-guard``'s ``distill`` and ``belief``; an alias's target's; a plugin's that
+    loads through ``sichuan_env.agents.checkpoint``); a spec that is a file is hashed too,
+    with its JSON. ``sha256`` maps each file (a shipped one by its name, another by its
+    path) to its SHA-256, so a retrained or reshipped checkpoint, or an alias moved to
+    another agent (``alias``: its target), is another agent. A spec that cannot be built
+    gets the files read before it failed (``built_identity`` raises instead).
+
+    Args:
+        spec: a lineup entry (``make_agent``).
+        seed: the seed the agent is built with (the identity does not depend on it).
+
+    Returns:
+        ``{"spec", "sha256": {file: digest}}``, with ``"alias"`` for an alias.
+    """
+    with _recording() as read:
+        try:
+            make_agent(spec, seed=seed)
+        except (ValueError, TypeError, ImportError):
+            pass
+    return _identity(spec, read)
+
+
+def _identity(spec: str, read: list[Path]) -> dict[str, Any]:
+    identity: dict[str, Any] = {"spec": spec}
+    target = aliases().get(spec)
+    if target is not None:
+        identity["alias"] = target
     path = Path(spec)
-    if not path.is_file():
-        path = SHIPPED / f"{spec}.pt"
-        if "/" in spec or os.sep in spec or not path.is_file():  # no file behind the spec
-            return {"spec": spec}
-    files = [path, path.with_suffix(".json")]
-    return {"spec": spec, "sha256": [_file_sha256(f) for f in files if f.is_file()]}
+    extra = [path, path.with_suffix(".json")] if path.is_file() else []
+    shipped = _shipped_dir().resolve()
+    files: dict[str, str] = {}
+    for f in [*extra, *read]:
+        f = Path(f)
+        name = f.name if f.resolve().parent == shipped else str(f)
+        if name not in files and f.is_file():
+            files[name] = _file_sha256(f)
+    identity["sha256"] = files
+    return identity
 
 
-def pair_identity(a: str, b: str) -> dict[str, Any]:
-    """The identity of the pair ``a``, ``b`` (``agent_identity`` of each, in order)."""
-    return {"format": FORMAT, "agents": [agent_identity(a), agent_identity(b)]}
+def pair_identity(
+    a: str, b: str, identities: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The identity of the pair ``a``, ``b`` (``agent_identity`` of each, in order).
+
+    ``identities`` holds the agents' identities already computed (by spec).
+    """
+    known = identities or {}
+    return {
+        "format": FORMAT,
+        "agents": [known[x] if x in known else agent_identity(x) for x in (a, b)],
+    }
+
+
+def older_pairs(out: Path) -> list[Path]:
+    """The pair files in ``out/pairs`` of a format older than ``FORMAT`` (unreadable ones not)."""
+    old = []
+    for f in sorted((out / "pairs").glob("*.json")):
+        try:
+            if f.stat().st_size > 16 * 2**20:
+                continue
+            doc = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+            continue
+        fmt = doc.get("format") if isinstance(doc, dict) else None
+        if isinstance(fmt, int) and not isinstance(fmt, bool) and fmt < FORMAT:
+            old.append(f)
+    return old
+
+
+def caution(walls: int) -> str | None:
+    """The caution line for ``walls`` walls per pair, or None from ``CAUTION_WALLS`` on."""
+    if walls >= CAUTION_WALLS:
+        return None
+    return (
+        f"caution: {walls} walls per pair, under {CAUTION_WALLS}: the intervals are rough and an "
+        f"order can flip on fresh walls; confirm it on {CAUTION_WALLS}+ walls and another --seed"
+    )
 
 
 def _pair_file(out: Path, a: str, b: str, identity: dict[str, Any]) -> Path:
@@ -232,9 +346,14 @@ def load_pair(
 
 
 def _save_json(path: Path, doc: dict[str, Any]) -> None:
-    """Write ``doc`` to ``path`` whole or not at all (``write_atomic``: a unique temporary name)."""
+    """Write ``doc`` to ``path`` whole or not at all (``write_atomic``: a unique temporary name).
+
+    Raises:
+        ValueError: a non-finite number in ``doc`` (NaN is not JSON; nothing is written).
+    """
+    text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, json.dumps(doc, indent=1) + "\n")
+    write_atomic(path, text)
 
 
 def play_pair(
@@ -243,7 +362,11 @@ def play_pair(
 ) -> tuple[np.ndarray, np.ndarray | None]:  # fmt: skip
     """``A``'s per-wall points in the ``A B A B`` match: plain, and adjusted (or None).
 
-    The adjusted points need ``model`` (a ``LuckModel``).
+    The adjusted points need ``model`` (a ``LuckModel``); with ``progress``, the adjustment
+    shows its own bar after the hands'.
+
+    Raises:
+        AdjustError: the adjustment failed (a record it cannot replay, a model that overflows).
     """
     lineup = [a, b, a, b]
     if ray is None:
@@ -256,7 +379,12 @@ def play_pair(
         )
     adjusted = None
     if model is not None:
-        adjusted = pair_points(records, walls, model.corrections([r for _, _, r in records]).total)
+        try:
+            corr = corrections_with_bar(model, [r for _, _, r in records], progress,
+                                        lineup_ids(lineup, records))  # fmt: skip
+        except ValueError as exc:
+            raise AdjustError(str(exc)) from None
+        adjusted = pair_points(records, walls, corr.total)
     return pair_points(records, walls), adjusted
 
 
@@ -281,6 +409,14 @@ def summarize_ladder(
         rows.append({"agent": a, **rated[a], "points_per_hand": mean, "ci95": ci})
     rows.sort(key=lambda r: -float(r["rating"]))
     return {"ratings": rows, "matrix": matrix}
+
+
+def _write(prog: str, path: Path, doc: dict[str, Any]) -> None:
+    """``_save_json``, a non-finite number one error line (exit status 1, nothing written)."""
+    try:
+        _save_json(path, doc)
+    except ValueError as exc:
+        fail(prog, f"not writing {path}: it would hold a non-finite number ({exc})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -326,13 +462,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         p.error(f"--out: {args.out} is not a folder")
     if args.ray is not None and not args.ray.strip():
         p.error("--ray needs 'local' or a cluster address")
-    try:
-        for spec in agents:  # every spec resolves before any hand is played
-            make_agent(spec, seed=args.seed)
+    try:  # every spec resolves before any hand is played; built once, its files hashed
+        identities = {spec: built_identity(spec, args.seed) for spec in agents}
     except (ValueError, TypeError) as exc:
         p.error(f"--agents: {exc}")
     claim_output_or_exit(p, "--out", args.out, LADDER_FILES, resume=args.resume,
                          overwrite=args.overwrite, what="ladder")  # fmt: skip
+    if args.resume and (old := older_pairs(args.out)):
+        fail(p.prog, f"--resume: {len(old)} pair file(s) in {args.out / 'pairs'} are of an "
+             "older ladder format, which knew a registered agent by its name only (a reshipped "
+             "checkpoint or a moved alias went unnoticed), so they cannot be trusted; play "
+             "them again with --overwrite instead of --resume, or use another --out")  # fmt: skip
     rules = RuleConfig.preset(args.preset)
     model = model_for(args, rules, quiet=args.quiet)
     settings = _settings(args.walls, args.seed, rules, model)
@@ -340,7 +480,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     pairs: dict[tuple[str, str], np.ndarray] = {}
     t0 = time.perf_counter()
     for n, (a, b) in enumerate(todo, 1):
-        identity = pair_identity(a, b)
+        identity = pair_identity(a, b, identities)
         path = _pair_file(args.out, a, b, identity)
         try:
             done = load_pair(path, a, b, settings, identity) if args.resume else None
@@ -356,15 +496,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                             args.ray, args.workers, model)  # fmt: skip
             except (IllegalActionError, InputTypeError) as exc:  # a bad answer: one line
                 fail(p.prog, exc)
-            _save_json(path, {"agents": [a, b], "identity": identity, **settings,
-                              "points": plain.tolist(),
-                              "points_adjusted": None if adjusted is None else adjusted.tolist(),
-                              "seconds": time.perf_counter() - start})  # fmt: skip
+            except AdjustError as exc:  # this pair is not written; the finished ones stay
+                fail(p.prog, f"luck adjustment of {a} vs {b}: {exc}")
+            adj = None if adjusted is None else adjusted.tolist()
+            _write(p.prog, path, {"agents": [a, b], "identity": identity, **settings,
+                                  "points": plain.tolist(), "points_adjusted": adj,
+                                  "seconds": time.perf_counter() - start})  # fmt: skip
             done = plain if adjusted is None else adjusted
         pairs[(a, b)] = done
     anchor = args.anchor if args.anchor in agents else None
     summary = summarize_ladder(agents, pairs, anchor, args.boot)
     summary["adjusted"] = model is not None
+    summary["caution"] = caution(args.walls)
     doc = {
         "format": FORMAT,
         "agents": agents,
@@ -377,8 +520,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "seconds": time.perf_counter() - t0,
         **summary,
     }
-    _save_json(args.out / "ladder.json", doc)
-    plot_ladder(summary, args.out / "ladder.png", f"{len(agents)} agents, {args.walls} walls")
+    _write(p.prog, args.out / "ladder.json", doc)
+    few = " (few: rough intervals)" if summary["caution"] else ""
+    plot_ladder(summary, args.out / "ladder.png", f"{len(agents)} agents, {args.walls} walls{few}")
     print_ladder(summary, args.walls)
     print(f"wrote {args.out / 'ladder.json'}, {args.out / 'ladder.png'} and {args.out / 'pairs'}/")
     return doc

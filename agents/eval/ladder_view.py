@@ -11,7 +11,7 @@ from sichuan_env._files import save_figure
 
 
 def print_ladder(summary: dict[str, Any], walls: int) -> None:
-    """The ladder as a ``rich`` table on stdout."""
+    """The ladder as a ``rich`` table on stdout, then ``summary["caution"]`` if any."""
     from rich.console import Console
     from rich.table import Table
 
@@ -27,7 +27,12 @@ def print_ladder(summary: dict[str, Any], walls: int) -> None:
             str(k), r["agent"], f"{r['rating']:+.2f} [{r['lo']:+.2f}, {r['hi']:+.2f}]",
             f"{r['points_per_hand']:+.3f} ± {r['ci95']:.3f}",
         )  # fmt: skip
-    Console(width=120).print(table)
+    console = Console(width=120)
+    console.print(table)
+    if summary.get("caution"):
+        console.print(
+            summary["caution"], style="yellow", markup=False, highlight=False, soft_wrap=True
+        )
 
 
 def plot_ladder(summary: dict[str, Any], path: Path, title: str) -> None:

@@ -36,7 +36,7 @@ estimates with a message when it does not.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -143,11 +143,26 @@ class Corrections:
 
 
 class LuckModel:
-    """A loaded value model: ``corrections(records)`` and ``adjusted(records)``."""
+    """A loaded value model: ``corrections(records)`` and ``adjusted(records)``.
 
-    def __init__(self, net: ValueNet, doc: dict[str, Any]) -> None:
+    Its outputs are checked like its weights: a model whose values are not finite (weights
+    that pass every load check but overflow float32 on its features) is a ``ValueError``
+    naming the model, at construction for a probe of the features and at every batch of
+    corrections, never NaN adjusted points.
+
+    Args:
+        net: the value network.
+        doc: its checkpoint's JSON (``rules``, ``deal_baseline``).
+        source: what the model is called in errors (its spec or path).
+
+    Raises:
+        ValueError: a bad ``deal_baseline``, or non-finite values on the probe.
+    """
+
+    def __init__(self, net: ValueNet, doc: dict[str, Any], source: str = "in memory") -> None:
         self.net = net.float().eval()
         self.doc = doc
+        self.source = str(source)
         self.rules = RuleConfig.from_dict(doc["rules"])
         base = doc["deal_baseline"]
         if len(base) != 4 or not all(isinstance(x, (int, float)) for x in base):
@@ -158,17 +173,31 @@ class LuckModel:
         layers = [m for m in self.net.body if isinstance(m, nn.Linear)]
         self._w = [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
                    for m in layers]  # fmt: skip
+        self._probe()
+
+    def _overflow(self, where: str) -> ValueError:
+        return ValueError(
+            f"the value model {self.source!r} gives non-finite values {where}: its weights "
+            "overflow float32 (a damaged or diverged model); it cannot adjust for luck"
+        )
+
+    def _probe(self) -> None:
+        """Raise ``ValueError`` unless the values of all-zero and all-one features are finite."""
+        probe = np.stack([np.zeros((4, NF)), np.ones((4, NF))]).astype(np.float32)
+        if not np.isfinite(self.values(probe)).all():
+            raise self._overflow("on a probe of its features")
 
     @classmethod
     def load(cls, spec: str | os.PathLike = SHIPPED) -> LuckModel:
         """Load a value model: the shipped ``"luck"`` or a ``.pt`` path (checked like every checkpoint).
 
         Raises:
-            ValueError: any check of ``sichuan_env.agents.checkpoint.load`` fails.
+            ValueError: any check of ``sichuan_env.agents.checkpoint.load`` fails, or the
+                model's values are not finite (``LuckModel``).
         """
         net, doc = checkpoint.load(spec, KIND)
         assert isinstance(net, ValueNet)
-        return cls(net, doc)
+        return cls(net, doc, str(spec))
 
     def covers(self, rules: RuleConfig) -> bool:
         """Whether the model was trained on ``rules`` (else the estimates stay plain)."""
@@ -177,18 +206,30 @@ class LuckModel:
     def values(self, feats: np.ndarray) -> np.ndarray:
         """Zero-sum values ``float32[M, 4]`` of feature rows ``float32[M, 4, NF]`` (numpy)."""
         f = feats.reshape(-1, 4, NF)
-        others = (f.sum(axis=1, keepdims=True) - f) / np.float32(3.0)
-        x = np.concatenate([f, others], axis=2).reshape(-1, 2 * NF)
-        for k, (w, b) in enumerate(self._w):
-            x = x @ w
-            x += b
-            if k < len(self._w) - 1:
-                x = _relu(x)
-        g = x.reshape(-1, 4)
-        return g - g.mean(axis=1, keepdims=True)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked by the callers instead
+            others = (f.sum(axis=1, keepdims=True) - f) / np.float32(3.0)
+            x = np.concatenate([f, others], axis=2).reshape(-1, 2 * NF)
+            for k, (w, b) in enumerate(self._w):
+                x = x @ w
+                x += b
+                if k < len(self._w) - 1:
+                    x = _relu(x)
+            g = x.reshape(-1, 4)
+            return g - g.mean(axis=1, keepdims=True)
 
     def corrections_of(self, ev: Events) -> Corrections:
-        """The corrections of the hands of ``ev``."""
+        """The corrections of the hands of ``ev``.
+
+        Raises:
+            ValueError: the model's values are not finite on these hands.
+        """
+        with np.errstate(over="ignore", invalid="ignore"):  # non-finite: checked below
+            c = self._corrections_of(ev)
+        if not (np.isfinite(c.deal).all() and np.isfinite(c.draw).all()):
+            raise self._overflow(f"on {ev.final.shape[0]} hands")
+        return c
+
+    def _corrections_of(self, ev: Events) -> Corrections:
         h = ev.final.shape[0]
         valid = ev.probs > 0
         valid[:, 0, :] = False
@@ -207,21 +248,34 @@ class LuckModel:
         deal_v = self.values(ev.feats[:, 0, 0][:, None]).astype(np.float64)
         rel = (np.arange(4)[None, :] - ev.dealer[:, None]) % 4
         deal = deal_v - self.deal_baseline[rel]
+        if not np.isfinite(vals[valid]).all():  # whatever the sums below made of it
+            raise self._overflow(f"on {h} hands")
         return Corrections(deal=deal, draw=draw)
 
-    def corrections(self, records: Sequence[Any]) -> Corrections:
+    def corrections(
+        self, records: Sequence[Any], progress: Callable[[int], object] | None = None
+    ) -> Corrections:
         """Per record (finished hands of the model's rules) and seat, the luck removed.
 
+        Args:
+            records: the hands' records.
+            progress: called with the number of hands done after each batch.
+
         Raises:
-            ValueError: a record of other rules, or one that cannot be replayed.
+            ValueError: a record of other rules, one that cannot be replayed, or
+                non-finite corrections (a value model that overflows).
         """
         deal = np.zeros((len(records), 4))
         draw = np.zeros((len(records), 4))
         for first in range(0, len(records), CHUNK):
             chunk = records[first : first + CHUNK]
             c = self.corrections_of(extract(chunk, self.rules, first=first))
+            if not (np.isfinite(c.deal).all() and np.isfinite(c.draw).all()):
+                raise self._overflow(f"on hands {first}..{first + len(chunk) - 1}")
             deal[first : first + len(chunk)] = c.deal
             draw[first : first + len(chunk)] = c.draw
+            if progress is not None:
+                progress(len(chunk))
         return Corrections(deal=deal, draw=draw)
 
 

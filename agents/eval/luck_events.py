@@ -45,6 +45,10 @@ class Events:
         final: ``int64[H, 4]``: the hand's points.
         n_events: ``int64[H]``: events per hand (the deal included).
         dealer: ``int64[H]``.
+        tiles: ``uint8[H, MAX_EVENTS, 4, 3, 27]``: the state that happened, per seat its
+            concealed, melded and discarded tiles (``luck_replay.table_planes``).
+        wallc: ``uint8[H, MAX_EVENTS, 27]``: the undrawn wall's composition after the event.
+        voids: ``int8[H, MAX_EVENTS, 4]``: the declared void suits (-1: none yet).
     """
 
     feats: np.ndarray
@@ -55,6 +59,9 @@ class Events:
     final: np.ndarray
     n_events: np.ndarray
     dealer: np.ndarray
+    tiles: np.ndarray
+    wallc: np.ndarray
+    voids: np.ndarray
 
 
 @lru_cache(maxsize=4096)
@@ -101,6 +108,9 @@ def _empty(h: int) -> Events:
         final=np.zeros((h, 4), dtype=np.int64),
         n_events=np.zeros(h, dtype=np.int64),
         dealer=np.zeros(h, dtype=np.int64),
+        tiles=np.zeros((h, e, 4, 3, 27), dtype=np.uint8),
+        wallc=np.zeros((h, e, 27), dtype=np.uint8),
+        voids=np.full((h, e, 4), -1, dtype=np.int8),
     )
 
 
@@ -141,7 +151,7 @@ def extract(records: Sequence[Any], rules: RuleConfig, *, first: int = 0) -> Eve
     R.replay_events(
         states, walls, dealers, offsets, logs, n_logs, kernel_rules(rules), t["FLAGS"], t["WAITS"],
         t["DIST"], out.feats, out.probs, out.actual, out.drawer, out.scores_at, out.final, status,
-        out.n_events,
+        out.n_events, out.tiles, out.wallc, out.voids,
     )  # fmt: skip
     bad = np.flatnonzero(status != R.OK)
     if bad.size:

@@ -16,12 +16,35 @@ from sichuan_env.engine.deal import deal
 from sichuan_env.engine.legal import legal_mask
 from sichuan_env.engine.state import PH_OVER, PH_TURN
 from sichuan_env.engine.step import apply
+from sichuan_env.kernels.layout import MELD_PONG
 
 # replay_events status codes (per hand)
 OK = 0
 BAD_ACTION = 1  # an action of the log is not legal where it stands
 NOT_OVER = 2  # the log ends before the hand does
 TOO_MANY = 3  # more events than MAX_EVENTS (cannot happen for a legal hand)
+
+
+@njit
+def table_planes(st, tiles, wallc, voids) -> None:
+    """The whole table as tile counts.
+
+    Writes ``tiles uint8[4, 3, 27]`` (per seat: concealed, melded, discarded), ``wallc
+    uint8[27]`` (the undrawn wall's composition, not its order) and ``voids int8[4]``
+    (declared void suit, -1 before declaring).
+    """
+    tiles[:] = 0
+    wallc[:] = 0
+    for k in range(4):
+        for t in range(27):
+            tiles[k, 0, t] = st.hands[k, t]
+        for m in range(st.n_melds[k]):
+            tiles[k, 1, st.melds[k, m, 1]] += 3 if st.melds[k, m, 0] == MELD_PONG else 4
+        for j in range(st.n_river[k]):
+            tiles[k, 2, st.river[k, j]] += 1
+        voids[k] = st.void[k]
+    for j in range(st.head, st.tail + 1):
+        wallc[st.wall[j]] += 1
 
 
 @njit
@@ -43,12 +66,16 @@ def _replay_one(
     drawer,
     scores_at,
     final,
+    tiles,
+    wallc,
+    voids,
 ) -> tuple:
     """Replay hand ``i`` in ``states[i]``; returns ``(status, events)``. Event 0 is the deal."""
     deal(states, i, wall, dealer, offset, rules)
     st = states[i]
     mask = np.zeros(88, dtype=np.int8)
     deal_event(st, rules, flags, dist, feats[0, 0])
+    table_planes(st, tiles[0], wallc[0], voids[0])
     probs[0, :] = 0.0
     probs[0, 0] = 1.0
     actual[0] = 0
@@ -75,6 +102,7 @@ def _replay_one(
             if e >= MAX_EVENTS:
                 return TOO_MANY, e
             actual[e] = draw_event(st, rules, flags, dist, feats[e], probs[e])
+            table_planes(st, tiles[e], wallc[e], voids[e])
             drawer[e] = st.to_act
             for s in range(4):
                 scores_at[e, s] = st.scores[s]
@@ -106,16 +134,22 @@ def replay_events(
     final,
     status,
     n_events,
+    tiles,
+    wallc,
+    voids,
 ) -> None:
     """``_replay_one`` for every hand ``i`` (its wall, dealer, 换三张 offset and decision log).
 
     Output arrays are indexed ``[i, event, ...]``: ``feats float32[H, MAX_EVENTS, 27, 4, NF]``,
     ``probs float32[H, MAX_EVENTS, 27]``, ``actual int64[H, MAX_EVENTS]`` (the slot that
     happened), ``drawer`` (-1 for the deal), ``scores_at int64[H, MAX_EVENTS, 4]`` (points
-    so far), ``final int64[H, 4]``, ``status`` (``OK`` ...) and ``n_events``.
+    so far), ``final int64[H, 4]``, ``status`` (``OK`` ...), ``n_events`` and the whole
+    table of each event's state as it happened (``table_planes``): ``tiles uint8[H,
+    MAX_EVENTS, 4, 3, 27]``, ``wallc uint8[H, MAX_EVENTS, 27]``, ``voids int8[H, MAX_EVENTS, 4]``.
     """
     for i in numba.prange(walls.shape[0]):
         status[i], n_events[i] = _replay_one(
             states, i, walls[i], dealers[i], offsets[i], logs[i], n_logs[i], rules, flags, waits,
-            dist, feats[i], probs[i], actual[i], drawer[i], scores_at[i], final[i],
+            dist, feats[i], probs[i], actual[i], drawer[i], scores_at[i], final[i], tiles[i],
+            wallc[i], voids[i],
         )  # fmt: skip

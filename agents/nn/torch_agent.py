@@ -260,6 +260,13 @@ def load_distill(seed: int | None = None) -> TorchAgent:
     return TorchAgent.load("distill", seed)
 
 
+def load_distill_sample(seed: int | None = None) -> TorchAgent:
+    """``distill`` sampling from its masked softmax (seeded) instead of taking the argmax."""
+    agent = TorchAgent.load("distill", seed, greedy=False)
+    agent.name = "distill-sample"
+    return agent
+
+
 def load_exit(seed: int | None = None) -> TorchAgent:
     """The shipped expert-iteration agent: round 3 of ``sichuan_env.train.policy.exit`` from ``distill``."""
     return TorchAgent.load("exit", seed)

@@ -6,7 +6,7 @@ observation v1 and a mask; here the same kernels (``sichuan_env.agents.rule_base
 numba from the engine state, so a seat plays without a Python round trip.
 The answers are exactly those of the agent objects (the kernels are the
 same, and they are deterministic). Used by the Gymnasium env
-(``sichuan_env.agents.gym_env``: opponents between the learner's decisions) and by
+(``sichuan_env.agents.gym.env``: opponents between the learner's decisions) and by
 rollout search (``sichuan_env.agents.search.rollout``: hands played to the end many times).
 
 Style codes: ``HEURISTIC`` 0, ``VALUE`` 1, ``DEFENSIVE`` 2 (``STYLES`` maps the

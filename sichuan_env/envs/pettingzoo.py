@@ -87,6 +87,15 @@ samples the bare action space).
 does) and returns None, ``"rgb_array"`` returns it as an image
 (``render.render_rgb``: numpy only, a fixed shape ``render.RGB_SHAPE``).
 
+**No Parallel API**: Sichuan Mahjong is turn-based. One seat decides at a
+time, and who decides next depends on that decision (a discard opens a claim
+window for the seats that can claim it, a kong draws again, a win may end a
+seat's play), so there is no step at which every agent acts together, and
+PettingZoo's ``aec_to_parallel`` (which steps the agents in a fixed cycle)
+cannot convert it: the metadata says ``is_parallelizable: False``, and the
+conversion raises ``NotImplementedError`` saying so, as does ``parallel_env()``.
+Batches of hands are ``sichuan_env.VectorEnv``'s job.
+
 **Call order**: through ``env()`` every call before ``reset`` (``step``,
 ``observe``, ``last``, ``render``, ``state``, ``agent_iter``), and ``step`` or
 ``last`` once every agent has left after the hand's end, raises
@@ -108,6 +117,7 @@ Version history
 
 from __future__ import annotations
 
+import sys
 from typing import Any, ClassVar
 
 import numpy as np
@@ -134,6 +144,40 @@ from .aec_views import (
 _SEATS = {a: i for i, a in enumerate(AGENTS)}
 _NO_DELTAS = [0, 0, 0, 0]
 _NO_REWARDS: dict[str, float] = dict.fromkeys(AGENTS, 0)
+
+
+NO_PARALLEL = (
+    "sichuan_env has no PettingZoo Parallel API: Sichuan Mahjong is turn-based (one seat "
+    "decides at a time, and who decides next depends on that decision: claims, kongs, wins), "
+    "so no step has every agent act together; use the AEC env (sichuan_env.env()), or "
+    "sichuan_env.VectorEnv for batches of hands (docs/environments.md)"
+)
+"""Why ``aec_to_parallel`` and ``parallel_env`` are refused."""
+
+
+class _Metadata(dict[str, Any]):
+    """The env's metadata; PettingZoo's ``aec_to_parallel`` is told why it cannot convert.
+
+    ``metadata["is_parallelizable"]`` is False, and so is ``metadata.get(...)`` for every
+    caller but PettingZoo's conversion, whose own refusal (an ``AssertionError`` asking
+    to set the key to True) would suggest that the env could be converted.
+    """
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        if key == "is_parallelizable":
+            caller = sys._getframe(1).f_globals.get("__name__", "")
+            if caller == "pettingzoo.utils.conversions":
+                raise NotImplementedError(NO_PARALLEL)
+        return super().get(key, default)
+
+
+def parallel_env(**kwargs: Any) -> None:
+    """Refused: the env is turn-based, so there is no Parallel API (module docstring).
+
+    Raises:
+        NotImplementedError: always, saying why and what to use instead.
+    """
+    raise NotImplementedError(NO_PARALLEL)
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -167,12 +211,14 @@ class raw_env(AECViews, AECEnv):
             version, or a negative or non-finite penalty.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": list(RENDER_MODES),
-        "render_fps": 2,
-        "name": "sichuan_xuezhan_v1",
-        "is_parallelizable": False,
-    }
+    metadata: ClassVar[dict[str, Any]] = _Metadata(
+        {
+            "render_modes": list(RENDER_MODES),
+            "render_fps": 2,
+            "name": "sichuan_xuezhan_v1",
+            "is_parallelizable": False,  # turn-based: no Parallel API (module docstring)
+        }
+    )
 
     def __init__(
         self,
@@ -340,10 +386,12 @@ class raw_env(AECViews, AECEnv):
 __all__ = [
     "AGENTS",
     "ILLEGAL_ACTION_MODES",
+    "NO_PARALLEL",
     "RENDER_MODES",
     "IllegalActionError",
     "LegalActions",
     "OrderEnforcing",
     "env",
+    "parallel_env",
     "raw_env",
 ]

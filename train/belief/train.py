@@ -30,10 +30,16 @@ sequence branch.
 Every ``--eval-every`` steps the run logs the validation losses and AUCs
 to ``run/metrics.jsonl``, saves ``run/last.pt`` (+ JSON) and ``run/state.pt``
 (optimizer, counters) and, when the validation loss improved, ``run/best.pt``.
-``--resume`` continues from there, at the same mini-batch of the same shard.
-The run stops after ``--epochs`` epochs or ``--minutes`` minutes; the
-learning rate follows a cosine from ``--lr`` to a tenth of it over the
-planned epochs. ``--ship PATH`` also writes the best network as float16
+``--resume`` continues from there, at the same mini-batch of the same shard,
+and gives the run that was never stopped: the shard order, the batches and
+each step's dropout come from ``--seed`` and the position in the run, and a new
+network's weights from ``--seed`` alone. A resume with another setting that
+changes the result is refused, naming it (``--epochs`` too: it sets the
+learning-rate schedule); ``--threads``, ``--device``, ``--amp`` and the budgets may
+change, and the network options (``--init``, ``--hidden``, ``--layers``, ...) come
+from the run. The run stops after ``--epochs`` epochs, ``--minutes`` minutes of
+this call or ``--run-minutes`` of the whole run; the learning rate follows a
+cosine from ``--lr`` to a tenth of it over the planned epochs. ``--ship PATH`` also writes the best network as float16
 (e.g. ``agents/checkpoints/belief.pt``).
 """
 
@@ -71,13 +77,23 @@ from sichuan_env.train.common import (
     BEST,
     RUN_FILES,
     MetricLog,
+    add_budget_args,
+    all_or_nothing,
     check_counters,
     check_optimizer,
+    check_run_budget,
+    check_state_matches,
+    derived_seed,
     git_commit,
+    last_sha256,
     load_optimizer,
     read_state,
+    refuse_changed_settings,
+    run_settings,
     say_written,
+    seeded_build,
     setup,
+    write_failure,
 )
 from sichuan_env.train.data.dataset import EventTable, check_compatible, read_meta, shards
 
@@ -99,6 +115,11 @@ from sichuan_env._progress import progress_bar
 PROG = "sichuan_env.train.belief.train"
 COUNTERS = {"step": int, "epoch": int, "shard": int, "batch": int, "best": BEST, "wall": float}
 """The run's counters (``state.pt``) and their types."""
+START_ONLY = ("init", "hidden", "layers", "tile_channels", "dropout", "tenpai_pool", "seq_hidden",
+              "seq_embed")  # fmt: skip
+"""Options that shape a new run's network only; a resumed run takes it from its checkpoint."""
+NOT_RESULTS = ("mixed_rules", "ship")
+"""Options that do not change what the run computes (a check, an extra copy)."""
 SEQ_PARAMS = ("embed.", "gru.", "seq_proj.", "seq_out.")
 """Name prefixes of the sequence branch's parameters (learning rate x ``--seq-lr-mult``)."""
 
@@ -110,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", type=Path, nargs="+", required=True, help="dataset folder(s), v2")
     p.add_argument("--run", type=Path, default=Path("runs/belief"), help="run directory")
     p.add_argument("--epochs", type=int_arg(1, 10**6), default=3)
-    p.add_argument("--minutes", type=float_arg(0, 10**6), default=40.0, help="wall-clock budget")
+    add_budget_args(p, 40.0, unit="step")
     p.add_argument("--batch", type=int_arg(1, 1 << 20), default=512)
     p.add_argument("--lr", type=float_arg(0, 1), default=1e-3)
     p.add_argument("--weight-decay", type=float_arg(0, 10, include_lo=True), default=1e-5)
@@ -157,14 +178,25 @@ def save_progress(
     info = {**meta, "wall_clock_s": round(counters["wall"], 1), "steps": counters["step"],
             "metrics": metrics}  # fmt: skip
     check_optimizer(opt, f"not saving {run_dir}")  # the weights: save_belief refuses NaN ones
-    if metrics["val_loss"] < counters["best"]:
-        counters["best"] = metrics["val_loss"]
-        save_belief(run_dir / "best.pt", net, info)
-        if ship:
-            save_belief(ship, net, info, dtype="float16")
-    save_belief(run_dir / "last.pt", net, info)
-    state = {"optimizer": cpu_state(opt.state_dict()), "counters": counters}  # loads on a CPU
-    write_atomic(run_dir / "state.pt", lambda f: torch.save(state, f))
+    names = ("best.pt", "best.json", "last.pt", "last.json", "state.pt")
+    files = [run_dir / n for n in names]
+    if ship:
+        files += [ship, ship.with_suffix(".json")]
+    best = counters["best"]
+    try:
+        with all_or_nothing(files):  # a failed write leaves every file as it was
+            if metrics["val_loss"] < counters["best"]:
+                counters["best"] = metrics["val_loss"]
+                save_belief(run_dir / "best.pt", net, info)
+                if ship:
+                    save_belief(ship, net, info, dtype="float16")
+            save_belief(run_dir / "last.pt", net, info)
+            state = {"optimizer": cpu_state(opt.state_dict()), "counters": counters,  # on a CPU
+                     "last_sha256": last_sha256(run_dir)}  # which last.pt it goes with  # fmt: skip
+            write_atomic(run_dir / "state.pt", lambda f: torch.save(state, f))
+    except BaseException:
+        counters["best"] = best
+        raise
 
 
 def new_net(args: argparse.Namespace) -> BeliefNet:
@@ -175,11 +207,13 @@ def new_net(args: argparse.Namespace) -> BeliefNet:
     """
     seq = {"seq_hidden": args.seq_hidden if args.arch == "seq" else 0, "seq_embed": args.seq_embed}
     if args.init is None:
-        return BeliefNet(BeliefConfig(obs_version=2, hidden=args.hidden, layers=args.layers,
-                                      tile_channels=args.tile_channels, dropout=args.dropout,
-                                      tenpai_pool=args.tenpai_pool, **seq))  # fmt: skip
+        config = BeliefConfig(obs_version=2, hidden=args.hidden, layers=args.layers,
+                              tile_channels=args.tile_channels, dropout=args.dropout,
+                              tenpai_pool=args.tenpai_pool, **seq)  # fmt: skip
+        return seeded_build(args.seed, lambda: BeliefNet(config))  # from --seed alone
     src = BeliefModel.load(args.init).net
-    net = BeliefNet(BeliefConfig(**{**src.config.to_dict(), "dropout": args.dropout, **seq}))
+    config = BeliefConfig(**{**src.config.to_dict(), "dropout": args.dropout, **seq})
+    net = seeded_build(args.seed, lambda: BeliefNet(config))
     missing, extra = net.load_state_dict(src.state_dict(), strict=False)
     if extra or any(not k.startswith(SEQ_PARAMS) for k in missing):
         raise ValueError(f"--init {args.init}: tensors missing {missing[:5]}, unexpected {extra}")
@@ -196,8 +230,8 @@ def make_optimizer(net: BeliefNet, args: argparse.Namespace) -> torch.optim.Opti
     return torch.optim.AdamW(groups, lr=args.lr, weight_decay=args.weight_decay)
 
 
-def _start(args: argparse.Namespace, p: argparse.ArgumentParser) -> tuple:
-    """``(net, optimizer, counters)``: resumed from ``--run`` or new."""
+def _start(args: argparse.Namespace, p: argparse.ArgumentParser, settings: dict) -> tuple:
+    """``(net, optimizer, counters)``: resumed from ``--run`` (its ``settings`` checked) or new."""
     run_dir: Path = args.run
     claim_output_or_exit(p, "--run", run_dir, RUN_FILES, resume=args.resume,
                          overwrite=args.overwrite, what="run")  # fmt: skip
@@ -205,13 +239,19 @@ def _start(args: argparse.Namespace, p: argparse.ArgumentParser) -> tuple:
         if args.resume:
             if not (run_dir / "last.pt").is_file():
                 raise ValueError(f"{run_dir} holds no last.pt (not a run, or none saved yet)")
-            net, _ = load_belief_network(run_dir / "last.pt")
+            net, doc = load_belief_network(run_dir / "last.pt")
             state = read_state(run_dir / "state.pt")
+            check_state_matches(state, doc, run_dir)
             what = f"cannot resume from {run_dir / 'state.pt'}"
             counters = check_counters(state["counters"], COUNTERS, what)
             net.to(args.device)  # before the optimizer: its state follows
             opt = make_optimizer(net, args)
             load_optimizer(opt, state["optimizer"], what)
+            stored = doc.get("settings")
+            if not isinstance(stored, dict):  # runs saved before the settings were recorded
+                stored = {k: doc[k] for k in ("data", "seed") if k in doc}
+            refuse_changed_settings(PROG, p, run_dir, stored, settings)
+            check_run_budget(PROG, args, counters["wall"])
         else:
             net = new_net(args).to(args.device)
             opt = make_optimizer(net, args)
@@ -248,7 +288,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         fail(PROG, "the --data folders hold no decision shards")
     total_rows = sum(int(m["decisions"]) for m in metas) * (1 - 1 / args.val_every)
     planned = max(1, int(args.epochs * total_rows / args.batch))
-    net, opt, counters = _start(args, p)
+    settings = run_settings(args, skip=(*START_ONLY, *NOT_RESULTS))
+    settings["epochs"] = args.epochs  # it sets the learning-rate schedule: not a mere limit here
+    net, opt, counters = _start(args, p, settings)
     device, cast = from_args(args)
     heads = net.config.head_specs
     run_dir: Path = args.run
@@ -277,10 +319,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "commit": git_commit(),
         "data": [str(d) for d in args.data],
         "seed": args.seed,
+        "settings": settings,
     }
     t0 = time.perf_counter() - counters["wall"]
     start_step = counters["step"]
     deadline = time.perf_counter() + 60 * args.minutes
+    if args.run_minutes is not None:  # the run's budget: its training time so far counts
+        deadline = min(deadline, time.perf_counter() + 60 * args.run_minutes - counters["wall"])
     last: dict[str, Any] = {}
 
     def checkpoint() -> None:
@@ -295,6 +340,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             save_progress(run_dir, net, opt, counters, meta, last, args.ship)
         except ValueError as exc:
             fail(PROG, f"{exc}; {run_dir} keeps its last good files")
+        except OSError as exc:
+            fail(PROG, f"{write_failure(exc)}; {run_dir} keeps its last good files")
         if log is None:
             log = MetricLog(run_dir / "metrics.jsonl")
         log.write(counters["step"], **last)
@@ -315,6 +362,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 while counters["batch"] < len(batches):
                     b = take(d, batches[counters["batch"]], rows, heads, events)
                     b = {k: v.to(device) if torch.is_tensor(v) else v for k, v in b.items()}
+                    # the step's randomness (dropout) from (seed, step): as if never stopped
+                    torch.manual_seed(derived_seed(args.seed, counters["step"], 0xD0))
                     frac = min(1.0, counters["step"] / planned)
                     for g in opt.param_groups:
                         g["lr"] = (

@@ -10,9 +10,17 @@ skipped. A validation set of ``--val-decisions`` decisions comes from hands
 of another seed (never trained on); after every epoch (``--chunks`` chunks)
 the run logs the held-out accuracy and loss to ``run/metrics.jsonl`` (and
 TensorBoard with ``--tensorboard``), saves ``run/last.pt`` (+ JSON) and, when
-the held-out accuracy improved, ``run/best.pt``. ``--resume`` continues a run
-from ``run/last.pt`` and ``run/state.pt`` (fresh hands, seeded by the epoch).
-The run stops after ``--epochs`` epochs or ``--minutes`` minutes.
+the held-out accuracy improved, ``run/best.pt``. The run stops after ``--epochs``
+epochs, ``--minutes`` minutes of this call or ``--run-minutes`` of the whole run.
+
+Each epoch deals its own hands, reseeds the teacher and shuffles from ``--seed``
+and the epoch's number, and a new network starts from ``--seed`` alone, so
+``--resume`` (from ``run/last.pt`` and ``run/state.pt``) gives the run that was
+never stopped. A resume with another setting that changes the result
+(``--teacher``, ``--lr``, ``--seed``, ...) is refused, naming it; ``--threads``,
+``--device``, ``--amp`` and the budgets may change, and the network options
+(``--init``, ``--hidden``, ``--layers``, ``--arch``, ``--aux``, ``--prior``) come
+from the run.
 
 Expert iteration: the teacher may be a search agent that reads the engine
 state (``--teacher search``, ``sichuan_env.agents.search.agent``); ``--init CHECKPOINT``
@@ -58,12 +66,19 @@ from sichuan_env.train.common import (
     BEST,
     RUN_FILES,
     MetricLog,
+    add_budget_args,
+    budget_left,
+    check_run_budget,
     command_line,
     git_commit,
     load_run,
+    refuse_changed_settings,
+    run_settings,
     save_run_or_fail,
     say_written,
+    seeded_build,
     setup,
+    step_rng,
 )
 
 from sichuan_env import PRESETS, RuleConfig
@@ -85,6 +100,8 @@ from sichuan_env.envs.vector import VectorEnv
 PROG = "sichuan_env.train.policy.bc"
 COUNTERS = {"epoch": int, "samples": int, "decisions": int, "wall_clock_s": float, "best_acc": BEST}
 """The run's counters (``state.pt``) and their types."""
+START_ONLY = ("init", "hidden", "layers", "arch", "aux", "prior")
+"""Options that shape a new run's network only; a resumed run takes it from its checkpoint."""
 
 
 def teacher_stream(
@@ -255,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--passes", type=int_arg(1, 1000), default=2, help="training passes over each chunk"
     )
     p.add_argument("--epochs", type=int_arg(1, 10**7), default=1000)
-    p.add_argument("--minutes", type=float_arg(0, 10**6), default=25.0, help="wall-clock budget")
+    add_budget_args(p, 25.0)
     p.add_argument("--batch", type=int_arg(1, 1 << 20), default=512)
     p.add_argument("--lr", type=float_arg(0, 1), default=1e-3)
     p.add_argument("--hidden", type=int_arg(8, 4096), default=PolicyConfig.hidden)
@@ -298,6 +315,13 @@ def main(argv: list[str] | None = None) -> dict:
         p.error("--init starts a new run; --resume continues one: give one of them")
     device = resolve_device(args.device)
     cast = amp_dtype(device, args.amp)
+
+    def make_teacher(seed: int) -> Agent:
+        made = make_agent(args.teacher, seed=seed, device=device)
+        if args.search_samples is not None:
+            made.samples = args.search_samples
+        return made
+
     try:
         teacher = make_agent(args.teacher, seed=args.seed, device=device)
     except ValueError as exc:
@@ -324,26 +348,30 @@ def main(argv: list[str] | None = None) -> dict:
     # an existing run: --resume continues it, --overwrite replaces it, else refused
     claim_output_or_exit(p, "--run", args.run, RUN_FILES, resume=args.resume,
                          overwrite=args.overwrite, what="run")  # fmt: skip
+    settings = run_settings(args, skip=START_ONLY)
     if args.resume:
         try:
-            net, opt, counters, _ = load_run(
+            net, opt, counters, doc = load_run(
                 args.run, make_opt, counters=COUNTERS, method="bc", device=device
             )
         except ValueError as exc:
             fail(PROG, exc)
+        stored = doc.get("settings")
+        refuse_changed_settings(PROG, p, args.run, stored if isinstance(stored, dict) else {
+            "teacher": doc.get("teacher")}, settings)  # fmt: skip
         if counters["epoch"] >= args.epochs:
             fail(PROG, f"{args.run} has run {counters['epoch']} epochs already: raise --epochs")
+        check_run_budget(PROG, args, counters["wall_clock_s"])
     else:
         arch = {"arch": args.arch, "hidden": args.hidden, "layers": args.layers}
-        net = init or PolicyNet(PolicyConfig(**arch, aux=args.aux, prior=args.prior))
+        config = PolicyConfig(**arch, aux=args.aux, prior=args.prior)
+        # the initial weights from --seed alone, whatever ran before in the process
+        net = init or seeded_build(args.seed, lambda: PolicyNet(config))
         net.to(device).train()
         opt = make_opt(net)
         counters = {"epoch": 0, "samples": 0, "decisions": 0, "wall_clock_s": 0.0, "best_acc": 0.0}
     log = MetricLog(args.run / "metrics.jsonl", args.run / "tb" if args.tensorboard else None)
     val = collect_validation(teacher, rules, args.val_decisions, args.seed + 10**9)
-    venv = VectorEnv(args.envs, rules=rules, seed=args.seed + 7919 * (counters["epoch"] + 1))
-    stream = teacher_stream(teacher, venv, args.chunk_steps)
-    rng = np.random.default_rng(args.seed + counters["epoch"])
     t0, base_clock = time.time(), counters["wall_clock_s"]
     meta = {
         "rules": rules.to_dict(),
@@ -351,6 +379,7 @@ def main(argv: list[str] | None = None) -> dict:
         "teacher": args.teacher,
         "init": None if args.init is None else str(args.init),
         "loss": "cross-entropy" if args.margin is None else f"hinge, margin {args.margin}",
+        "settings": settings,
         "command": command_line("sichuan_env.train.policy.bc"),
         "commit": git_commit(),
     }
@@ -358,8 +387,18 @@ def main(argv: list[str] | None = None) -> dict:
     columns = (TextColumn("bc epoch {task.completed:.0f}"), BarColumn(), TextColumn("{task.fields[info]}"), TimeElapsedColumn())  # fmt: skip
     with progress_bar(*columns, disable=args.quiet, transient=False) as bar:
         task = bar.add_task("bc", total=args.epochs, completed=counters["epoch"], info="")
-        # at least one epoch: the budget is checked after each
-        while counters["epoch"] < args.epochs and (not row or time.time() - t0 < args.minutes * 60):
+        # at least one epoch: the budgets are checked after each
+        while counters["epoch"] < args.epochs and (not row or budget_left(args, t0, base_clock)):
+            # the epoch's hands, teacher and shuffles from (seed, epoch) alone: a resumed
+            # run plays and draws what the uninterrupted one does
+            epoch_seed = args.seed + 7919 * (counters["epoch"] + 1)
+            try:
+                epoch_teacher = make_teacher(epoch_seed)
+            except ValueError as exc:
+                fail(PROG, f"--teacher: {exc}")
+            venv = VectorEnv(args.envs, rules=rules, seed=epoch_seed)
+            stream = teacher_stream(epoch_teacher, venv, args.chunk_steps)
+            rng = step_rng(args.seed, counters["epoch"])
             t_gen = t_fit = 0.0
             losses, accs = [], []
             for _ in range(args.chunks):

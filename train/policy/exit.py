@@ -25,7 +25,15 @@ results; it is rewritten (atomically) after every stage, and ``--resume``
 continues from the first unfinished one: label shards that exist are kept, an
 interrupted fit starts over (minutes), a finished match is not replayed. The
 driver prints where the run is and what is left. ``research/exit/plot.py``
-draws the rounds.
+draws the rounds. A resume with other settings is refused, naming the flags
+(``--rounds``, ``--threads``, ``--device`` and ``--amp`` may change).
+
+The matches report luck-adjusted points, so the shipped value model
+(``agents/checkpoints/luck.pt``) is loaded and checked before any work, for a new
+run and for every ``--resume``: a missing or damaged one ends the driver at once
+with one line (reinstall the package, or restore the file), rather than after a
+round's labels and fit. (``sichuan-eval`` falls back to plain estimates instead;
+a run whose rounds mixed plain and adjusted points could not be compared.)
 
     python -m sichuan_env.train.policy.exit --run runs/exit --rounds 3
 """
@@ -226,17 +234,37 @@ def write_state(run_dir: Path, doc: dict) -> None:
     write_atomic(run_dir / "exit.json", json.dumps(doc, indent=1))
 
 
+def value_model() -> Any:
+    """The shipped value model for the driver's rules (``LuckModel``), loaded and checked.
+
+    Raises:
+        ValueError: it cannot be loaded (missing, damaged, altered) or does not cover the
+            rules; the message is one line and says what to do.
+    """
+    from sichuan_env.agents.eval.luck import load_for
+
+    model, why = load_for(RuleConfig())
+    if model is None:
+        raise ValueError(f"{why}; the matches report luck-adjusted points: reinstall "
+                         "sichuan-env or restore agents/checkpoints/luck.pt and luck.json")  # fmt: skip
+    return model
+
+
 def match(
-    new: Path, other: str | Path, walls: int, seed: int, device: str = "cpu"
+    new: Path,
+    other: str | Path,
+    walls: int,
+    seed: int,
+    device: str = "cpu",
+    luck: Any = None,
 ) -> dict[str, float]:
     """``new`` in one seat against three ``other`` (a name or a checkpoint), duplicate; its statistics.
 
     Plain points per hand with their 95% interval, and the luck-adjusted ones
-    (``adjusted``, ``adjusted_ci95``: the shipped value model's corrections,
-    ``sichuan_env.agents.eval.luck``), win and deal-in rates.
+    (``adjusted``, ``adjusted_ci95``: the value model's corrections, ``luck`` or the
+    shipped one, ``sichuan_env.agents.eval.luck``), win and deal-in rates.
     """
     from sichuan_env.agents.eval.evaluate import play_duplicate
-    from sichuan_env.agents.eval.luck import LuckModel
     from sichuan_env.agents.eval.match_stats import mean_ci, per_wall, summarize
     from sichuan_env.agents.registry import make_agent
 
@@ -248,7 +276,8 @@ def match(
     records = play_duplicate(lineup, walls, RuleConfig(), seed, progress=True, agents=agents)
     s = summarize(lineup, records, walls)["new"]
     keys = ("points_per_hand", "ci95", "win_rate", "deal_in_rate")
-    corr = LuckModel.load().corrections([r for _, _, r in records]).total
+    model = value_model() if luck is None else luck
+    corr = model.corrections([r for _, _, r in records]).total
     adjusted = per_wall(lineup, records, walls, corr)["new"][1]
     assert adjusted is not None
     m, c = mean_ci(adjusted)
@@ -257,9 +286,18 @@ def match(
 
 
 def run_round(
-    run_dir: Path, doc: dict, k: int, threads: int, device: str = "cpu", amp: str = "auto"
+    run_dir: Path,
+    doc: dict,
+    k: int,
+    threads: int,
+    device: str = "cpu",
+    amp: str = "auto",
+    luck: Any = None,
 ) -> None:
-    """Finish round ``k``'s remaining stages, saving the state after each (``device``: fit, eval)."""
+    """Finish round ``k``'s remaining stages, saving the state after each (``device``: fit, eval).
+
+    ``luck``: the value model of the matches (None: the shipped one, loaded then).
+    """
     from sichuan_env.train.policy import exit_labels, search_distill
 
     s = doc["settings"]
@@ -304,8 +342,8 @@ def run_round(
         else:
             new = network_of(run_dir, s, k)
             walls, seed = s["eval_walls"], 1000 * s["seed"]
-            entry["vs_heuristic"] = match(new, "heuristic", walls, seed, device)
-            entry["vs_previous"] = match(new, prev, walls, seed + k, device)
+            entry["vs_heuristic"] = match(new, "heuristic", walls, seed, device, luck)
+            entry["vs_previous"] = match(new, prev, walls, seed + k, device, luck)
         entry["seconds"][stage] = round(time.time() - t0, 1)
         entry["done"].append(stage)
         write_state(run_dir, doc)
@@ -353,6 +391,10 @@ def main(argv: list[str] | None = None) -> dict:
     if problem:
         p.error(f"--run: {problem}")
     settings = {k: getattr(args, k) for k in SETTINGS}
+    try:  # before any work: a damaged model would otherwise end a round after its labels and fit
+        luck = value_model()
+    except ValueError as exc:
+        fail(PROG, exc)
     held = claim_output_or_exit(p, "--run", args.run, RUN_FILES, resume=args.resume,
                                 overwrite=args.overwrite, what="expert-iteration run")  # fmt: skip
     if held and (args.run / "exit.json").exists():
@@ -362,9 +404,9 @@ def main(argv: list[str] | None = None) -> dict:
         except ValueError as exc:
             fail(PROG, exc)
         doc["settings"] = {k: doc["settings"].get(k, defaults[k]) for k in SETTINGS}
-        if doc["settings"] != settings:
-            diff = sorted(k for k in settings if doc["settings"].get(k) != settings[k])
-            fail(PROG, f"--resume: the run was made with other settings ({', '.join(diff)})")
+        from sichuan_env.train.common import refuse_changed_settings
+
+        refuse_changed_settings(PROG, p, args.run, doc["settings"], settings)
     elif args.resume:
         fail(PROG, f"--resume: no exit.json in {args.run}")
     else:
@@ -382,7 +424,7 @@ def main(argv: list[str] | None = None) -> dict:
             continue
         left = args.rounds - k + 1
         print(f"[exit] round {k} of {args.rounds}; {left} round(s) left", flush=True)
-        run_round(args.run, doc, k, args.threads, args.device, args.amp)
+        run_round(args.run, doc, k, args.threads, args.device, args.amp, luck)
     report(doc)
     return doc
 

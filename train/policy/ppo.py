@@ -42,7 +42,18 @@ iterations a duplicate match against three heuristics (``--eval-walls``
 walls x 4 rotations) is logged, and the best so far saved as ``run/best.pt``.
 ``--resume`` continues from ``run/last.pt`` and ``run/state.pt``; the
 pool holds the run's ``--init`` policy again (recorded in the checkpoint)
-and its snapshots start again.
+and its snapshots start again. A resume with another setting that changes the
+result (``--lr``, ``--kl-coef``, ``--seed``, ...) is refused, naming it;
+``--threads``, ``--device``, ``--amp``, ``--ray`` / ``--workers`` and the
+budgets may change, and the network options (``--init``, ``--hidden``,
+``--layers``, ``--aux``, ``--prior``, ``--oracle-critic``, ``--prior-gain``)
+come from the run. Unlike the other training scripts, a resumed PPO run is not
+the uninterrupted one bit for bit: the hands in play and the pool's snapshots
+are not saved, so it deals fresh hands (seeded by the iteration) and takes
+snapshots anew. A new network's weights come from ``--seed`` alone, and each
+iteration's minibatch shuffles from ``--seed`` and the iteration's number.
+The run stops after ``--iterations``, ``--minutes`` minutes of this call or
+``--run-minutes`` of the whole run.
 
 ``--ray ADDRESS|local --workers N`` collects on N Ray actors, each running
 this ``Collector`` on its share of the envs (``train/ppo_ray.py``); the
@@ -74,17 +85,24 @@ from sichuan_env.train.common import (
     BEST,
     RUN_FILES,
     MetricLog,
+    add_budget_args,
+    budget_left,
+    check_run_budget,
     command_line,
     evaluate_vs_heuristic,
     git_commit,
     load_reference,
     load_run,
+    refuse_changed_settings,
+    run_settings,
     save_run_or_fail,
     say_written,
+    seeded_build,
     setup,
+    step_rng,
 )
 from sichuan_env.train.policy.ppo_loss import ppo_update
-from sichuan_env.train.policy.rollout import Buffer, Collector, gae
+from sichuan_env.train.policy.rollout import STAT_KEYS, Buffer, Collector, gae
 
 from sichuan_env import PRESETS, RuleConfig
 from sichuan_env._cli import (
@@ -107,6 +125,10 @@ __all__ = ["Buffer", "Collector", "build_parser", "gae", "initial_net", "main", 
 PROG = "sichuan_env.train.policy.ppo"
 COUNTERS = {"iteration": int, "decisions": int, "wall_clock_s": float, "best_eval": BEST}
 """The run's counters (``state.pt``) and their types."""
+START_ONLY = ("init", "hidden", "layers", "aux", "prior", "oracle_critic", "prior_gain")
+"""Options that shape a new run's network only; a resumed run takes it from its checkpoint."""
+PLATFORM = ("ray", "workers", "bf16")
+"""Where the rollouts and the arithmetic run: a resume may change them."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -126,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     a("--envs", type=int_arg(1, 65536), default=256)
     a("--steps", type=int_arg(1, 4096), default=32, help="steps of every slot per rollout")
     a("--iterations", type=int_arg(1, 10**9), default=10**6)
-    a("--minutes", type=float_arg(0, 10**6), default=60.0, help="wall-clock budget")
+    add_budget_args(p, 60.0, unit="iteration")
     a("--epochs", type=int_arg(1, 1000), default=2, help="PPO epochs per rollout")
     a("--minibatch", type=int_arg(1, 1 << 20), default=1024)
     a("--lr", type=float_arg(0, 1), default=1e-4)
@@ -208,11 +230,11 @@ def initial_net(args: argparse.Namespace) -> PolicyNet:
             hidden=args.hidden, layers=args.layers, oracle_critic=args.oracle_critic, aux=args.aux,
             prior=args.prior,
         )  # fmt: skip
-        return PolicyNet(cfg)
+        return seeded_build(args.seed, lambda: PolicyNet(cfg))  # from --seed alone
     src, _ = load_network(args.init)
     prior = src.config.prior or args.prior
     cfg = PolicyConfig(**{**src.config.to_dict(), "oracle_critic": args.oracle_critic, "prior": prior})  # fmt: skip
-    net = PolicyNet(cfg)
+    net = seeded_build(args.seed, lambda: PolicyNet(cfg))  # a new critic: from --seed alone
     state = {k: v for k, v in src.state_dict().items() if not k.startswith("critic.")}
     missing, _ = net.load_state_dict(state, strict=False)
     if any(not (k.startswith("critic.") or k == "prior_gain") for k in missing):
@@ -256,11 +278,16 @@ def main(argv: list[str] | None = None) -> dict:
     def make_opt(net: PolicyNet) -> torch.optim.Optimizer:
         return torch.optim.Adam(net.parameters(), lr=args.lr, eps=1e-5)
 
+    settings = run_settings(args, skip=(*START_ONLY, *PLATFORM, "cast"))
     try:
         if args.resume:
             net, opt, counters, doc = load_run(
                 args.run, make_opt, counters=COUNTERS, method="ppo", device=device
             )
+            stored = doc.get("settings")
+            if isinstance(stored, dict):  # runs saved before the settings were recorded: none
+                refuse_changed_settings(PROG, p, args.run, stored, settings)
+            check_run_budget(PROG, args, counters["wall_clock_s"])
             init = doc.get("init")  # the run's --init, a pool opponent again (runs before: none)
             init_path = Path(init) if isinstance(init, str) and init else None
             if counters["iteration"] >= args.iterations:
@@ -314,27 +341,28 @@ def main(argv: list[str] | None = None) -> dict:
     buf = Buffer(
         args.envs * args.steps, net.config.public_rows, oracle_rows, AUX_SIZE if net.config.aux else 0
     )  # fmt: skip
-    rng = np.random.default_rng(args.seed + counters["iteration"])
     log = MetricLog(args.run / "metrics.jsonl", args.run / "tb" if args.tensorboard else None)
     meta = {"rules": rules.to_dict(), "method": "ppo", "command": command_line("sichuan_env.train.policy.ppo"),
-            "commit": git_commit(), "init": str(init_path) if init_path is not None else ""}  # fmt: skip
+            "commit": git_commit(), "init": str(init_path) if init_path is not None else "",
+            "settings": settings}  # fmt: skip
     t_start, base_clock, start_iter = time.time(), counters["wall_clock_s"], counters["iteration"]
     row: dict = {}
     columns = (TextColumn("ppo it {task.completed:.0f}"), BarColumn(), TextColumn("{task.fields[info]}"), TimeElapsedColumn())  # fmt: skip
     with progress_bar(*columns, disable=args.quiet) as bar:
         task = bar.add_task("ppo", total=args.iterations, completed=start_iter, info="")
-        # at least one iteration: the budget is checked after each
+        # at least one iteration: the budgets are checked after each
         while counters["iteration"] < args.iterations and (
-            not row or time.time() - t_start < args.minutes * 60
+            not row or budget_left(args, t_start, base_clock)
         ):
             it = counters["iteration"]
+            rng = step_rng(args.seed, it)  # the update's shuffles from (seed, iteration)
             t0 = time.perf_counter()
             try:
                 coll.collect(args.steps, buf)
             except RayUnavailableError as exc:
                 fail(PROG, exc)
             t1 = time.perf_counter()
-            policy_on = it - start_iter >= args.value_warmup or args.resume
+            policy_on = it >= args.value_warmup  # the warm-up: the run's first iterations
             stats = ppo_update(net, opt, buf, args, ref, policy_on, rng)
             t2 = time.perf_counter()
             bad = sorted(k for k, v in stats.items() if not math.isfinite(v))
@@ -356,7 +384,7 @@ def main(argv: list[str] | None = None) -> dict:
                 "env_share": coll.stats["t_env"] / max(t2 - t0, 1e-9),
                 "wall_clock_s": counters["wall_clock_s"],
             }
-            coll.stats.update(t_env=0.0, t_policy=0.0, t_opp=0.0)
+            coll.stats.update(dict.fromkeys(STAT_KEYS, 0.0))
             for name, pts in coll.hand_points.items():
                 if pts:
                     row[f"vs_{name}_points"] = float(np.mean(pts))

@@ -36,7 +36,7 @@ from sichuan_env.agents.eval.distributed import (
 from sichuan_env.agents.nn.policy import AUX_SIZE, PolicyConfig, PolicyNet
 from sichuan_env.agents.nn.torch_agent import TorchAgent
 from sichuan_env.agents.rule_based.heuristic import HeuristicAgent
-from sichuan_env.train.policy.rollout import Buffer, Collector
+from sichuan_env.train.policy.rollout import STAT_KEYS, Buffer, Collector
 
 from sichuan_env import RuleConfig
 from sichuan_env.envs.vector import VectorEnv
@@ -259,7 +259,7 @@ class RayRollouts:
             for name, pts in out["hand_points"].items():
                 self.hand_points.setdefault(name, []).extend(pts)
         self.worker_stats = [o["stats"] for o in outs]
-        for key in ("t_env", "t_policy", "t_opp"):  # per worker, averaged: shares of wall time
+        for key in STAT_KEYS:  # per worker, averaged: shares of wall time
             self.stats[key] += sum(o["stats"][key] for o in outs) / len(outs)
         self.stats["steps"] += sum(o["stats"]["steps"] for o in outs)
 

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from sichuan_env.agents.base import Agent
 from sichuan_env.agents.device import autocast
+from sichuan_env.agents.nn.features import aux_features, heuristic_choices
 from sichuan_env.agents.nn.policy import PolicyNet, masked_logits
 
 from sichuan_env._jit import njit
@@ -48,6 +49,40 @@ def gae(rewards, values, dones, next_idx, boot, gamma, lam, adv, ret) -> None:
         delta = rewards[k] + gamma * next_value - values[k]
         adv[k] = delta + gamma * lam * next_adv
         ret[k] = adv[k] + values[k]
+
+
+STAT_KEYS = ("t_env", "t_policy", "t_opp", "t_encode", "t_forward", "t_copy", "t_book")
+"""``Collector.stats`` timers (seconds): the env's steps, the learner's decisions (``t_policy``:
+the sum of gathering and uploading observations ``t_encode``, the forward pass and
+sampling ``t_forward``, downloads ``t_copy`` and the buffer writes of the decisions), the
+opponents' decisions, and the bookkeeping (``t_book``: buffer writes, trajectory links,
+reward credit)."""
+
+
+@njit
+def step_rows(mask, seat, learner_seat, actions, learner, rows) -> int:
+    """One pass over a step's masks; returns how many learner decisions are free.
+
+    Writes each env's first legal action (the forced choice) into ``actions``, whether
+    the learner owes its decision into ``learner``, and the learner's free decisions (more
+    than one legal action) into ``rows[:count]``.
+    """
+    count = 0
+    for i in range(mask.shape[0]):
+        first = -1
+        legal = 0
+        for a in range(mask.shape[1]):
+            if mask[i, a]:
+                legal += 1
+                if first < 0:
+                    first = a
+        actions[i] = max(first, 0)
+        mine = learner_seat[i] < 0 or learner_seat[i] == seat[i]
+        learner[i] = mine
+        if mine and legal > 1:
+            rows[count] = i
+            count += 1
+    return count
 
 
 class Buffer:
@@ -110,7 +145,12 @@ class Collector:
         seed: seeds the action sampling and opponent draws.
         bf16: bfloat16 autocast of the policy's forward passes (``sichuan_env.train.policy.ppo --bf16``).
         cast: the autocast dtype of the forward passes (``--amp``; None: ``bf16``'s). The
-            batches run on the network's device; actions are sampled on the CPU.
+            batches run on the network's device.
+        device_sampling: sample actions on the network's device (Gumbel-max with a
+            device generator seeded by ``seed``) and download actions, log-probabilities
+            and values in one copy; None: whenever that device is not the CPU. Off, the
+            logits come to the CPU and ``torch.multinomial`` samples there (the rollouts of
+            earlier versions, bit for bit).
     """
 
     def __init__(
@@ -124,6 +164,7 @@ class Collector:
         seed: int,
         bf16: bool = False,
         cast: torch.dtype | None = None,
+        device_sampling: bool | None = None,
     ) -> None:
         self.net, self.venv, self.pool = net, venv, pool
         self.device = next(net.parameters()).device
@@ -141,7 +182,16 @@ class Collector:
         self.last = np.full((n, 4), -1, dtype=np.int64)
         self.obs, self.mask, self.seat = venv.reset()
         self.spec = get_obs_version(venv.obs_version)
-        self.stats = {"t_env": 0.0, "t_policy": 0.0, "t_opp": 0.0, "steps": 0}
+        self.stats = dict.fromkeys(STAT_KEYS, 0.0)
+        self.stats["steps"] = 0
+        self.profile = False  # True: synchronize the device around each part (exact splits)
+        cuda = self.device.type == "cuda"
+        self._pin = cuda  # observations staged in pinned host memory, one copy each way
+        self.device_sampling = (
+            self.device.type != "cpu" if device_sampling is None else device_sampling
+        )
+        self._dev_gen = torch.Generator(device=self.device).manual_seed(seed)
+        self._staging: dict[str, torch.Tensor] = {}  # one pinned buffer per upload of a step
         self.bf16 = bf16
         self.cast = cast if cast is not None else (torch.bfloat16 if bf16 else None)
         self.hand_points: dict[str, list[float]] = {name: [] for name, _ in pool}
@@ -166,48 +216,28 @@ class Collector:
         n = self.venv.num_envs
         slots = np.arange(n)
         actions = np.zeros(n, dtype=np.int64)
+        learner = np.zeros(n, dtype=np.bool_)
+        row_buf = np.zeros(n, dtype=np.int64)
         for _ in range(steps):
             obs, mask, seat = self.obs, self.mask, self.seat
-            learner = (self.learner_seat < 0) | (self.learner_seat == seat)
-            free = mask.sum(axis=1) > 1
-            rows = np.flatnonzero(learner & free)
-            actions[:] = mask.argmax(axis=1)  # forced decisions: the only legal action
+            tp = time.perf_counter()
+            n_rows = step_rows(mask, seat, self.learner_seat, actions, learner, row_buf)
+            rows = row_buf[:n_rows]
             t0 = time.perf_counter()
+            self.stats["t_book"] += t0 - tp
             if rows.size:
                 if buf.n + rows.size > len(buf.actions):
                     raise ValueError("rollout buffer too small for steps x envs decisions")
-                dev = self.device
-                o = torch.from_numpy(obs[rows, : self.rows]).to(dev)
-                m = torch.from_numpy(mask[rows])
-                aux = self.net.aux_of(o)
-                prior = self.net.prior_of(o, m)
-                with autocast(dev, self.cast):
-                    logits, value = self.net(o, aux, m.to(dev), prior)
-                    if self.oracle:
-                        value = self.net.oracle_value(torch.from_numpy(obs[rows]).to(dev))
-                logits, value = logits.float().cpu(), value.float().cpu()  # sampled on the CPU
-                aux = None if aux is None else aux.cpu()
-                prior = None if prior is None else prior.cpu()
-                logp_all = torch.log_softmax(masked_logits(logits, m), dim=1)
-                a = torch.multinomial(logp_all.exp(), 1, generator=self.gen).squeeze(1)
                 k = np.arange(buf.n, buf.n + rows.size)
-                buf.obs[k] = obs[rows, : self.rows]
-                if buf.oracle is not None:
-                    buf.oracle[k] = obs[rows]
-                if buf.aux is not None and aux is not None:
-                    buf.aux[k] = aux.numpy()
-                if prior is not None:
-                    buf.prior[k] = prior.numpy()
-                buf.masks[k] = mask[rows]
-                buf.actions[k] = a.numpy()
-                buf.logp[k] = logp_all.gather(1, a[:, None]).squeeze(1).numpy()
-                buf.values[k] = value.numpy()
+                self._learner_step(rows, obs, mask, k, buf)
+                t_book = time.perf_counter()
                 prev = self.last[rows, seat[rows]]
                 linked = prev >= 0
                 buf.next_idx[prev[linked]] = k[linked]
                 self.last[rows, seat[rows]] = k
                 buf.n += rows.size
                 actions[rows] = buf.actions[k]
+                self.stats["t_book"] += time.perf_counter() - t_book
             t1 = time.perf_counter()
             opp_rows = np.flatnonzero(~learner)
             for j, (_, agent) in enumerate(self.pool):
@@ -222,11 +252,104 @@ class Collector:
             self.obs, self.mask, self.seat, rewards, done, _ = self.venv.step(actions)
             t3 = time.perf_counter()
             self._credit(rewards, done, slots)
+            self.stats["t_book"] += time.perf_counter() - t3
             self.stats["t_policy"] += t1 - t0
             self.stats["t_opp"] += t2 - t1
             self.stats["t_env"] += t3 - t2
             self.stats["steps"] += n
+        t_boot = time.perf_counter()
         self._bootstrap(buf)
+        self.stats["t_book"] += time.perf_counter() - t_boot
+
+    def _sync(self) -> None:
+        if self.profile and self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    def _upload(self, host: np.ndarray, key: str) -> torch.Tensor:
+        """``host`` on the network's device: through pinned staging buffer ``key`` on CUDA.
+
+        Each step downloads its results (a synchronization) before the next step's
+        uploads overwrite the staging buffers.
+        """
+        if not self._pin:
+            return torch.from_numpy(host).to(self.device)
+        raw = np.ascontiguousarray(host).reshape(-1).view(np.uint8)
+        buf = self._staging.get(key)
+        if buf is None or buf.numel() < raw.size:
+            buf = torch.empty(max(raw.size, 1 << 20), dtype=torch.uint8).pin_memory()
+            self._staging[key] = buf
+        view = buf[: raw.size]
+        view.numpy()[:] = raw
+        dtype = torch.from_numpy(host[:0]).dtype
+        return view.view(dtype).view(*host.shape).to(self.device, non_blocking=True)
+
+    def _learner_step(
+        self, rows: np.ndarray, obs: np.ndarray, mask: np.ndarray, k: np.ndarray, buf: Buffer
+    ) -> None:
+        """The learner's decisions of ``rows``, stored at buffer indices ``k``.
+
+        On the CPU: a forward pass and ``torch.multinomial`` with the collector's generator
+        (the reference path). On a device: observations and masks in one pinned upload
+        each, sampling (Gumbel-max) and log-probabilities on the device, and one download
+        of actions, log-probabilities and values together.
+        """
+        t0 = time.perf_counter()
+        dev = self.device
+        lo, hi = int(k[0]), int(k[-1]) + 1  # k is a contiguous range of the buffer
+        # one gather each, straight into the buffer; uploads and features read from there
+        if buf.oracle is not None:
+            np.take(obs, rows, axis=0, out=buf.oracle[lo:hi])
+            buf.obs[lo:hi] = buf.oracle[lo:hi, : self.rows]
+        else:
+            buf.obs[lo:hi] = obs[rows, : self.rows]
+        np.take(mask, rows, axis=0, out=buf.masks[lo:hi])
+        public, rows_mask = buf.obs[lo:hi], buf.masks[lo:hi]
+        # the numba features on the host arrays: no round trip through the device
+        aux_host = aux_features(public) if self.net.config.aux else None
+        prior_host = heuristic_choices(public, rows_mask) if self.net.config.prior else None
+        full = self._upload(buf.oracle[lo:hi] if self.oracle and buf.oracle is not None
+                            else obs[rows] if self.oracle else public, "obs")  # fmt: skip
+        m_dev = self._upload(rows_mask, "mask")
+        o = full[:, : self.rows]
+        aux = None if aux_host is None else self._upload(aux_host, "aux")
+        prior = None if prior_host is None else self._upload(prior_host, "prior")
+        self._sync()
+        t1 = time.perf_counter()
+        with autocast(dev, self.cast):
+            logits, value = self.net(o, aux, m_dev, prior)
+            if self.oracle:
+                value = self.net.oracle_value(full)
+        if not self.device_sampling:
+            logp_all = torch.log_softmax(masked_logits(logits.float(), m_dev), dim=1)
+            a = torch.multinomial(logp_all.exp(), 1, generator=self.gen).squeeze(1)
+            logp = logp_all.gather(1, a[:, None]).squeeze(1)
+            self._sync()
+            t2 = time.perf_counter()
+            out_a, out_logp, out_v = a.numpy(), logp.numpy(), value.float().numpy()
+        else:  # no host sync until the one download below
+            lg = logits.float().masked_fill(m_dev == 0, float("-inf"))
+            logp_all = torch.log_softmax(lg, dim=1)
+            u = torch.rand(lg.shape, device=dev, generator=self._dev_gen)
+            a = (logp_all - torch.log(-torch.log(u.clamp_min(1e-20)))).argmax(dim=1)
+            logp = logp_all.gather(1, a[:, None]).squeeze(1)
+            packed = torch.stack([a.float(), logp, value.float()], dim=1)
+            self._sync()
+            t2 = time.perf_counter()
+            packed = packed.cpu().numpy()
+            out_a, out_logp, out_v = packed[:, 0].astype(np.int64), packed[:, 1], packed[:, 2]
+        t3 = time.perf_counter()
+        if aux_host is not None and buf.aux is not None:
+            buf.aux[lo:hi] = aux_host
+        if prior_host is not None:
+            buf.prior[lo:hi] = prior_host
+        buf.actions[lo:hi] = out_a
+        buf.logp[lo:hi] = out_logp
+        buf.values[lo:hi] = out_v
+        t4 = time.perf_counter()
+        self.stats["t_encode"] += t1 - t0
+        self.stats["t_forward"] += t2 - t1
+        self.stats["t_copy"] += t3 - t2
+        self.stats["t_book"] += t4 - t3
 
     def _credit(self, rewards: np.ndarray, done: np.ndarray, slots: np.ndarray) -> None:
         has = self.last >= 0

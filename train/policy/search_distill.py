@@ -29,6 +29,14 @@ over hands. The best held-out checkpoint
 (regression error) is the one kept. The objective and the held-out estimate
 are in ``sichuan_env.train.policy.distill_objective``.
 
+``--resume`` continues a run stopped early (``--minutes``, ``--run-minutes``, Ctrl-C
+after an epoch) or extends it (a larger ``--epochs``), and the result is the run
+that was never stopped: each epoch's shuffle is drawn from ``--seed`` and the
+epoch's number. A resume with another setting that changes the result
+(``--objective``, ``--lr``, ``--seed``, ``--margins``, ...) is refused, naming it;
+``--threads``, ``--device``, ``--amp`` and the budgets may change, and ``--init`` /
+``--keep-head`` come from the run.
+
     python -m sichuan_env.train.policy.search_distill --labels runs/labels --init runs/bcp/last.pt --run runs/sd
 """
 
@@ -50,11 +58,18 @@ from sichuan_env.train.common import (
     BEST,
     RUN_FILES,
     MetricLog,
+    add_budget_args,
+    budget_left,
+    check_run_budget,
     command_line,
     git_commit,
     load_run,
+    refuse_changed_settings,
+    run_settings,
     save_run_or_fail,
     setup,
+    step_rng,
+    write_failure,
 )
 from sichuan_env.train.policy.distill_anchor import anchor_rows, before_win_rows
 from sichuan_env.train.policy.distill_objective import (
@@ -83,6 +98,10 @@ from sichuan_env._cli import (
 PROG = "sichuan_env.train.policy.search_distill"
 COUNTERS = {"epoch": int, "samples": int, "wall_clock_s": float, "best_val": BEST}
 """The run's counters (``state.pt``) and their types."""
+START_ONLY = ("init", "keep_head")
+"""Options that shape a new run only; a resumed run takes them from its checkpoint."""
+OLD_RUN_KEYS = ("val_mod", "objective", "temperature")
+"""Settings a run saved before ``settings`` was recorded kept at its metadata's top level."""
 
 
 def _labels_key(dirs: list[Path]) -> str:
@@ -134,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue the run in --run")
     add_overwrite(p, "run")
     p.add_argument("--epochs", type=int_arg(1, 10**6), default=12)
-    p.add_argument("--minutes", type=float_arg(0, 10**6), default=60.0, help="stop after this long")
+    add_budget_args(p, 60.0)
     p.add_argument("--batch", type=int_arg(1, 1 << 20), default=512)
     p.add_argument("--lr", type=float_arg(0, 1), default=3e-4)
     p.add_argument("--floor", type=float_arg(0, 1000, include_lo=True), default=1.0,
@@ -193,6 +212,7 @@ def main(argv: list[str] | None = None) -> dict:
         )
 
     init = str(args.init)
+    settings = run_settings(args, skip=START_ONLY)
     if args.resume:
         try:
             net, opt, counters, doc = load_run(
@@ -200,18 +220,11 @@ def main(argv: list[str] | None = None) -> dict:
             )
         except (OSError, ValueError) as exc:
             fail(PROG, f"--resume: {exc}")
-        kept = (
-            ("labels", _labels_key(args.labels), None),
-            ("val_mod", args.val_mod, None),
-            ("anchor_before_win", args.anchor_before_win, 0),
-        )  # anchor_before_win 0: runs made before the setting
-        for name, now, default in kept:
-            was = doc.get(name, default)
-            if was != now:
-                p.error(f"--resume: the run used {name} {was!r}, not {now!r}")
+        refuse_changed_settings(PROG, p, args.run, stored_settings(doc, settings), settings)
         init = str(doc.get("init"))
         if counters["epoch"] >= args.epochs:
             fail(PROG, f"--resume: {args.run} has run {counters['epoch']} epochs: raise --epochs")
+        check_run_budget(PROG, args, counters["wall_clock_s"])
     else:
         try:
             net, _ = load_network(args.init)
@@ -246,15 +259,16 @@ def main(argv: list[str] | None = None) -> dict:
             "labels": _labels_key(args.labels), "val_mod": args.val_mod, "label_settings": label_meta["settings"],
             "label_rows": len(rows["hand"]), "objective": args.objective,
             "anchor_before_win": args.anchor_before_win,
-            "temperature": args.temperature, "command": command_line(PROG, argv),
-            "commit": git_commit()}  # fmt: skip
-    rng = np.random.default_rng(args.seed + counters["epoch"])
+            "temperature": args.temperature, "settings": settings,
+            "command": command_line(PROG, argv), "commit": git_commit()}  # fmt: skip
     t0, base_clock = time.time(), counters["wall_clock_s"]
     from rich.progress import track
 
-    first = True  # at least one epoch: the budget is checked after each
-    while counters["epoch"] < args.epochs and (first or time.time() - t0 < args.minutes * 60):
+    first = True  # at least one epoch: the budgets are checked after each
+    while counters["epoch"] < args.epochs and (first or budget_left(args, t0, base_clock)):
         first = False
+        # the epoch's shuffle from (seed, epoch): a resumed run draws what an uninterrupted one does
+        rng = step_rng(args.seed, counters["epoch"])
         order = rng.permutation(len(train["obs"]))
         regs, hinges = [], []
         steps = range(0, len(order), args.batch)
@@ -303,6 +317,18 @@ def main(argv: list[str] | None = None) -> dict:
     return finish(args, val, p_label, meta)
 
 
+def stored_settings(doc: dict, now: dict) -> dict:
+    """The settings a run's checkpoint records (runs saved before them: the few it kept)."""
+    stored = doc.get("settings")
+    if isinstance(stored, dict):
+        return stored
+    old = {k: doc[k] for k in OLD_RUN_KEYS if k in doc}
+    old["anchor_before_win"] = doc.get("anchor_before_win", 0)  # runs made before the setting
+    if "labels" in doc:  # recorded joined by spaces
+        old["labels"] = now["labels"] if " ".join(now["labels"]) == doc["labels"] else doc["labels"]
+    return old
+
+
 def _best(table: list[dict], key: str) -> dict:
     """The row of ``table`` with the largest ``key``; every value must be finite.
 
@@ -343,7 +369,10 @@ def finish(args: argparse.Namespace, val: dict, p_label: float, meta: dict) -> d
         net.prior_gain.fill_(best["margin"])
     meta = dict(meta, margin=best["margin"], selection=best, epoch=doc.get("epoch"),
                 wall_clock_s=doc.get("wall_clock_s", meta.get("wall_clock_s", 0.0)))  # fmt: skip
-    save_checkpoint(args.run / "distilled.pt", net, meta)
+    try:
+        save_checkpoint(args.run / "distilled.pt", net, meta)
+    except OSError as exc:
+        fail(PROG, f"{write_failure(exc)}; {args.run} keeps its last good files")
     hands = len(np.unique(val["hand"]))
     t = Table(title=f"margins: held-out rollout estimate ({hands} hands) and duplicate match")
     for c in ("margin", "held-out gain/hand", "deviations", "vs heuristic (dup.)"):

@@ -1,9 +1,9 @@
 """What ``SingleSeatEnv`` and ``SingleSeatVectorEnv`` share: settings, spaces, seats, frames.
 
-Env ``i`` of the batched env (``sichuan_env.agents.gym_vector``) is exactly a
-``SingleSeatEnv`` (``sichuan_env.agents.gym_env``) with the same arguments; what
+Env ``i`` of the batched env (``sichuan_env.agents.gym.vector``) is exactly a
+``SingleSeatEnv`` (``sichuan_env.agents.gym.env``) with the same arguments; what
 makes them agree is written once, here, in the mixin ``SeatEnvCore``: the
-checked settings (``_configure``: what ``sichuan_env.agents.gym_args.check_env_args``
+checked settings (``_configure``: what ``sichuan_env.agents.gym.args.check_env_args``
 returns, as the attributes both envs expose), the spaces of one env, the learner's
 seat in each hand and the opponents' styles around it, and one render frame of
 the learner's view.
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from sichuan_env.agents.gym_args import EnvArgs
+from sichuan_env.agents.gym.args import EnvArgs
 
 from sichuan_env import Game, RuleConfig
 from sichuan_env.encoding.registry import ObsVersion

@@ -43,7 +43,7 @@ play inside numba between the learner's decisions
 (``sichuan_env.agents.rule_based.fused``: the same kernels, so the same actions
 as the agent objects); ``python -m benchmarks.gym_env`` measures the learner
 steps/s. ``gymnasium.make_vec("SichuanMahjong-v0", num_envs=N)`` steps N such
-envs in one numba call (``sichuan_env.agents.gym_vector``).
+envs in one numba call (``sichuan_env.agents.gym.vector``).
 """
 
 from __future__ import annotations
@@ -54,14 +54,14 @@ from typing import Any
 import gymnasium
 import numpy as np
 from gymnasium import spaces
-from sichuan_env.agents.gym_args import (
+from sichuan_env.agents.gym.args import (
     MAX_MAGNITUDE,
     RENDER_MODES,
     check_env_args,
     check_options,
     is_int,
 )
-from sichuan_env.agents.gym_core import SeatEnvCore
+from sichuan_env.agents.gym.core import SeatEnvCore
 from sichuan_env.agents.registry import make_agent
 from sichuan_env.agents.rule_based.fused import learner_step_at, run_styles_at, style_codes
 
@@ -146,7 +146,7 @@ class SingleSeatEnv(SeatEnvCore, gymnasium.Env):
         render_mode: str | None = None,
         fused_opponents: bool = True,
     ) -> None:
-        # the checks and settings both envs share (gym_core)
+        # the checks and settings both envs share (core.py)
         args = self._configure(check_env_args(
             opponents, rules, obs_version, seat, oracle, reward_scale, illegal_action,
             illegal_penalty, render_mode, fused_opponents,

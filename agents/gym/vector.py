@@ -5,7 +5,7 @@
     obs, infos = envs.reset(seed=0)                       # uint8[N, rows, 27]
     obs, rewards, terminations, truncations, infos = envs.step(envs.action_masks().argmax(1))
 
-The batched twin of ``SingleSeatEnv`` (``sichuan_env.agents.gym_env``), reached
+The batched twin of ``SingleSeatEnv`` (``sichuan_env.agents.gym.env``), reached
 through the id's ``vector_entry_point`` (entry point group
 ``sichuan_env.gym_vector``). Env ``i`` is exactly a ``SingleSeatEnv`` with the
 same arguments: reset with the same seed and given the same actions, it deals
@@ -59,10 +59,10 @@ moves (``IllegalActionError`` naming the envs). A rejected call (bad actions,
 seeds or options) changes nothing.
 
 Observation versions 1 and 2 are encoded inside the same numba call
-(``sichuan_env.agents.gym_kernels``); another registered version is encoded
+(``sichuan_env.agents.gym.kernels``); another registered version is encoded
 afterwards, env by env (correct, slower). The constructor's arguments, seeds
 and options are checked as ``SingleSeatEnv`` checks them
-(``sichuan_env.agents.gym_args``).
+(``sichuan_env.agents.gym.args``).
 """
 
 from __future__ import annotations
@@ -73,9 +73,9 @@ import numpy as np
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
-from sichuan_env.agents.gym_args import check_env_args, check_options, reset_mask, seed_list
-from sichuan_env.agents.gym_core import SeatEnvCore
-from sichuan_env.agents.gym_kernels import RESET, SKIP, step_envs
+from sichuan_env.agents.gym.args import check_env_args, check_options, reset_mask, seed_list
+from sichuan_env.agents.gym.core import SeatEnvCore
+from sichuan_env.agents.gym.kernels import RESET, SKIP, step_envs
 from sichuan_env.agents.rule_based.fused import style_codes
 
 from sichuan_env import Game, RuleConfig
@@ -144,7 +144,7 @@ class SingleSeatVectorEnv(SeatEnvCore, VectorEnv):
             raise TypeError(f"num_envs must be an integer, got {echo(num_envs)}")
         if not 1 <= num_envs <= MAX_ENVS:
             raise ValueError(f"num_envs must be in [1, {MAX_ENVS}], got {num_envs}")
-        # the checks and settings both envs share (gym_core)
+        # the checks and settings both envs share (core.py)
         args = self._configure(check_env_args(
             opponents, rules, obs_version, seat, oracle, reward_scale, illegal_action,
             illegal_penalty, render_mode, fused_opponents, render_modes=("ansi", "rgb_array"),

@@ -1,0 +1,157 @@
+"""The whole-table value network ``V(state) -> float[4]``: each seat's expected points to come.
+
+``TableValueNet`` reads a state of ``table_rows`` (every seat's concealed, melded
+and discarded tiles, the undrawn wall's composition, voids, points so far, the
+``luck_features`` summary of each seat, and the policy that plays each seat). It
+encodes each seat with one shared MLP, then scores seat ``k`` from the four seat
+codes in the order ``k, k+1, k+2, k+3`` and the wall, and subtracts the four
+scores' mean: the values are zero-sum by construction, and the network does not
+depend on which absolute seat is which (rotating the seats rotates the values).
+
+The policies enter as one learned embedding per seat over ``table_rows.VOCAB``;
+training replaces a seat's id by ``unknown`` with probability ``lineup_dropout``, so
+``unknown`` is the value of a seat whose policy is not named (the deal's
+correction always uses it, see ``table_value``).
+
+``counterfactual_values`` evaluates the up-to-27 states that differ from an
+event's state only in the tile the drawer drew, sharing the first layers' work:
+the tiles' part of the first layers is computed once per event, and each
+counterfactual adds two columns (the drawn tile out, the other tile in).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from sichuan_env.agents.eval.luck_features import NF
+from sichuan_env.agents.eval.table_rows import VOCAB
+from torch import nn
+
+FEATURES_VERSION = 1
+"""The row format (``table_rows``), stored as the checkpoint's ``obs_version``."""
+MAX_WIDTH = 1024
+SEAT_IN = 81 + NF + 4 + 1
+"""A seat's inputs besides its policy: tiles (3 x 27), features, void one-hot, points so far."""
+GLOBAL_IN = 27 + 2
+"""The table's own inputs: the wall's composition, tiles left, and whether it is the deal."""
+
+
+@dataclass(frozen=True)
+class TableValueConfig:
+    """Widths: the seat encoder (``seat``), the head (``head``), the policy embedding."""
+
+    seat: int = 64
+    head: int = 128
+    embed: int = 8
+    vocab: int = len(VOCAB)
+    obs_version: int = FEATURES_VERSION
+
+    @classmethod
+    def from_dict(cls, doc: object) -> TableValueConfig:
+        """Validate an ``arch`` object (``ValueError`` on unknown, missing or bad fields)."""
+        keys = {"seat", "head", "embed", "vocab", "obs_version"}
+        if not isinstance(doc, dict) or set(doc) != keys:
+            raise ValueError(f"a table-value arch has the keys {sorted(keys)}: {doc}")
+        for key in ("seat", "head", "embed"):
+            v = doc[key]
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_WIDTH:
+                raise ValueError(f"arch {key} must be an integer in 1..{MAX_WIDTH}, got {v!r}")
+        if doc["vocab"] != len(VOCAB):
+            raise ValueError(f"arch vocab {doc['vocab']!r} is not this library's {len(VOCAB)}")
+        if doc["obs_version"] != FEATURES_VERSION:
+            raise ValueError(f"row format {doc['obs_version']!r} is not {FEATURES_VERSION}")
+        return cls(doc["seat"], doc["head"], doc["embed"], len(VOCAB), FEATURES_VERSION)
+
+    def to_dict(self) -> dict[str, int]:
+        """The ``arch`` object."""
+        return asdict(self)
+
+
+def seat_inputs(batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    """``float[B, 4, SEAT_IN]``: each seat's inputs but its policy (see ``TableValueNet``)."""
+    tiles = batch["tiles"].float().flatten(-2) / 4.0
+    voids = torch.nn.functional.one_hot(batch["voids"].long() + 1, 4).float()
+    so_far = (batch["so_far"].float() / 16.0).clamp(-8.0, 8.0).unsqueeze(-1)
+    return torch.cat([tiles, batch["feats"].float(), voids, so_far], dim=-1)
+
+
+def global_inputs(batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    """``float[B, GLOBAL_IN]``: the wall's composition / 4, tiles left / 55, the deal flag."""
+    wall = batch["wallc"].float()
+    left = wall.sum(-1, keepdim=True) / 55.0
+    return torch.cat([wall / 4.0, left, batch["deal"].float().unsqueeze(-1)], dim=-1)
+
+
+ROTATIONS = torch.tensor([[(k + j) % 4 for j in range(4)] for k in range(4)])
+"""Row ``k``: the seats in the order seat ``k`` sees them (itself first)."""
+
+
+class TableValueNet(nn.Module):
+    """Zero-sum values ``float[B, 4]`` of table states (see the module's text)."""
+
+    def __init__(self, config: TableValueConfig | None = None) -> None:
+        super().__init__()
+        self.config = c = config or TableValueConfig()
+        self.embed = nn.Embedding(c.vocab, c.embed)
+        self.seat1 = nn.Linear(SEAT_IN + c.embed, c.seat)
+        self.seat2 = nn.Linear(c.seat, c.seat)
+        self.head1 = nn.Linear(4 * c.seat + GLOBAL_IN, c.head)
+        self.head2 = nn.Linear(c.head, c.head)
+        self.out = nn.Linear(c.head, 1)
+
+    def seat_pre(self, x: torch.Tensor, lineup: torch.Tensor) -> torch.Tensor:
+        """The seat encoder's first layer before its ReLU: ``[..., 4, seat]``."""
+        return self.seat1(torch.cat([x, self.embed(lineup.long())], dim=-1))
+
+    def head_values(self, pre: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+        """Seat codes from first-layer pre-activations ``[..., 4, seat]`` and globals -> values."""
+        e = torch.relu(self.seat2(torch.relu(pre)))  # [..., 4, S]
+        rot = e[..., ROTATIONS.to(e.device), :]  # [..., 4 (scored seat), 4 (seen), S]
+        z = torch.cat([rot.flatten(-2), g.unsqueeze(-2).expand(*rot.shape[:-2], g.shape[-1])], -1)
+        h = torch.relu(self.head2(torch.relu(self.head1(z))))
+        v = self.out(h).squeeze(-1)
+        return v - v.mean(-1, keepdim=True)
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Values of a batch of ``table_rows`` arrays (as tensors) -> ``float[B, 4]``."""
+        pre = self.seat_pre(seat_inputs(batch), batch["lineup"])
+        return self.head_values(pre, global_inputs(batch))
+
+    def counterfactual_values(
+        self,
+        batch: dict[str, torch.Tensor],
+        cf_feats: torch.Tensor,
+        drawer: torch.Tensor,
+        drawn: torch.Tensor,
+    ) -> torch.Tensor:
+        """Values ``float[E, 27, 4]`` of each event's state had its drawer drawn tile ``t``.
+
+        Args:
+            batch: the ``E`` events' states as they happened (post-draw).
+            cf_feats: ``float[E, 27, 4, NF]``: the ``luck_features`` of each counterfactual.
+            drawer: ``int[E]``: the seat that drew.
+            drawn: ``int[E]``: the tile it drew.
+
+        Slot ``drawn`` is the state that happened. Slots of tiles that were not in the
+        wall are computed too (the caller gives them probability 0).
+        """
+        e_n = drawer.shape[0]
+        x = seat_inputs(batch)  # [E, 4, SEAT_IN]
+        tiles_in = x[..., :81]
+        rest = x[..., 81 + NF :]
+        w = self.seat1.weight  # [S, SEAT_IN + embed]
+        emb = self.embed(batch["lineup"].long())
+        shared = tiles_in @ w[:, :81].T + rest @ w[:, 81 + NF : SEAT_IN].T
+        shared = shared + emb @ w[:, SEAT_IN:].T + self.seat1.bias  # [E, 4, S]
+        pre = shared.unsqueeze(1) + cf_feats.float() @ w[:, 81 : 81 + NF].T  # [E, 27, 4, S]
+        col = w[:, :27].T / 4.0  # the drawer's concealed count of tile t: [27, S]
+        ar = torch.arange(e_n, device=pre.device)
+        delta = col.unsqueeze(0) - col[drawn.long()].unsqueeze(1)  # [E, 27, S]
+        pre[ar, :, drawer.long()] += delta
+        g = global_inputs(batch)  # [E, GLOBAL_IN]: the wall after the draw that happened
+        g = g.unsqueeze(1).repeat(1, 27, 1)
+        t = torch.arange(27, device=g.device)
+        g[:, t, t] -= 0.25  # tile t drawn instead ...
+        g[ar, :, drawn.long()] += 0.25  # ... of the drawn one
+        return self.head_values(pre, g)

@@ -1,0 +1,1 @@
+"""The whole-table value network ``V``: self-play data (``data``) and its fit (``fit``)."""
