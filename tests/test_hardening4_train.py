@@ -381,6 +381,24 @@ def test_a_failed_value_model_write_is_one_line(value_runs, capsys, monkeypatch)
     assert _files(run) == before
 
 
+def test_say_written_lists_the_runs_own_files_only(tmp_path, capsys):
+    # --overwrite removes the run's files and keeps a user's: the summary names the run's only
+    run = tmp_path / "run"
+    (run / "tb").mkdir(parents=True)
+    for name in ("last.pt", "last.json", "state.pt", "metrics.jsonl", "notes.txt",
+                 ".last.pt.prev"):  # fmt: skip
+        (run / name).write_text("x")
+    (run / "mine").mkdir()
+    common.say_written(run)
+    out = capsys.readouterr().out.strip()
+    assert out == f"wrote {run}/ (last.json, last.pt, metrics.jsonl, state.pt, tb/)"
+    common.say_written(run, ("exit.json", "round-*"))  # a script's own list, glob patterns too
+    assert capsys.readouterr().out.strip() == f"wrote {run}/ (nothing)"
+    (run / "round-01").mkdir()
+    common.say_written(run, ("exit.json", "round-*"))
+    assert capsys.readouterr().out.strip() == f"wrote {run}/ (round-01/)"
+
+
 def test_a_state_that_is_not_the_checkpoint_s_is_refused(tmp_path):
     with pytest.raises(ValueError, match="does not belong"):
         common.check_state_matches({"last_sha256": "a" * 64}, {"sha256": "b" * 64}, tmp_path)
@@ -460,7 +478,7 @@ def test_a_source_checkout_without_git_records_an_unknown_commit(monkeypatch):
     def broken(*args, **kwargs):
         raise OSError("no git")
 
-    monkeypatch.setattr(common.subprocess, "run", broken)
+    monkeypatch.setattr(subprocess, "run", broken)  # git_commit: train/provenance.py
     assert common.git_commit().startswith("unknown (git unavailable;")
 
 

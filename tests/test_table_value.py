@@ -178,3 +178,83 @@ def test_an_overflowing_model_is_refused_in_one_line(records):
     model = _model(4, scale=1e30)
     with pytest.raises(NonFiniteValueError, match="non-finite values"):
         model.corrections([r for _, _, r in records[:4]])
+
+
+def test_cross_fitted_corrections_fit_on_the_other_half_only(records, events, monkeypatch):
+    from sichuan_env.agents.eval import table_finetune as tf
+
+    _, ids = events
+    model = _model(5)
+    seen: list[set[int]] = []
+    real = tf._rows
+
+    def spy(m, recs, lineups):
+        seen.append({id(r) for r in recs})
+        return real(m, recs, lineups)
+
+    monkeypatch.setattr(tf, "_rows", spy)
+    c = tf.cross_fitted_corrections(model, records, ids, epochs=1)
+    assert len(seen) == 2
+    by_wall = {id(r): w for w, _, r in records}
+    halves = [{by_wall[i] % 2 for i in s} for s in seen]
+    assert halves == [{1}, {0}]  # each half's model was fitted on the other half's walls
+    plain = model.corrections([r for _, _, r in records], ids)
+    assert not np.allclose(c.draw, plain.draw)  # the fine-tuned copies differ from V
+    np.testing.assert_allclose(c.total.sum(axis=1), 0, atol=1e-3)
+    per_agent = np.zeros((max(w for w, _, _ in records) + 1, 4))
+    for (w, r, _), d in zip(records, c.deal, strict=True):
+        per_agent[w] += np.roll(d, r)
+    np.testing.assert_allclose(per_agent, 0, atol=1e-4)
+    few = [i for i, (w, _, _) in enumerate(records) if w < 3]
+    with pytest.raises(ValueError, match="at least 4 walls"):
+        tf.cross_fitted_corrections(model, [records[i] for i in few], ids[few])
+
+
+@njit
+def _state_at(states, wall, dealer, offset, log, n_log, rules, flags, waits, target):
+    """Replay into ``states[0]`` up to draw event ``target``; returns 1 when it got there."""
+    deal(states, 0, wall, dealer, offset, rules)
+    st = states[0]
+    e = 1
+    for j in range(n_log):
+        before = st.draws.sum()
+        apply(st, log[j] % 128, rules, flags, waits)
+        if st.draws.sum() > before and st.phase == PH_TURN and st.drawn:
+            if e == target:
+                return 1
+            e += 1
+    return 0
+
+
+def test_state_values_are_the_values_of_the_replayed_rows(records, events):
+    from sichuan_env.agents.eval.table_states import state_values
+
+    ev, ids = events
+    model = _model(6)
+    rows = rows_of(ev, ids)
+    start = np.concatenate([[0], np.cumsum(ev.n_events)[:-1]])
+    tables, rules = get_tables(), kernel_rules(RULES)
+    states = np.zeros(8, dtype=STATE_DTYPE)
+    picks = []
+    for i in range(8):
+        wall, dealer, offset, log = record_log(records[i][2])
+        e = int(ev.n_events[i]) // 2
+        one = np.zeros(1, dtype=STATE_DTYPE)
+        assert _state_at(one, wall, dealer, offset, log, log.size, rules, tables["FLAGS"],
+                         tables["WAITS"], e) == 1  # fmt: skip
+        states[i] = one[0]
+        picks.append(start[i] + e)
+    before = states.copy()
+    got = state_values(model, states, RULES, ids[:8])
+    want = model.values({k: v[picks] for k, v in rows.items()})
+    np.testing.assert_allclose(got, want, atol=1e-4)
+    assert (states == before).all()  # read only
+    exp = state_values(model, states, RULES, ids[:8], expected=True)
+    p = ev.probs[np.arange(8), ev.n_events[:8] // 2].astype(np.float64)
+    assert exp.shape == (8, 4) and not np.allclose(exp, got) and (p > 0).sum() > 8
+    bad = states.copy()
+    bad["phase"][3] = 3  # a claim window
+    with pytest.raises(ValueError, match=r"states \[3\] are not right after a draw"):
+        state_values(model, bad, RULES)
+    with pytest.raises(TypeError):
+        state_values(model, np.zeros(2), RULES)

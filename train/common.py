@@ -13,9 +13,12 @@
   refuse a resume whose settings would change the result (naming the flags), and
   ``seeded_build`` / ``step_rng`` give network initialisation and per-epoch (per-step)
   randomness that depend on ``--seed`` and the position in the run only, never on
-  what ran before in the process.
+  what ran before in the process (``sichuan_env.train.resume``, re-exported here).
 - ``add_budget_args`` / ``budget_left`` / ``check_run_budget``: ``--minutes`` (this
-  call's wall-clock budget) and ``--run-minutes`` (the run's, summed over every call).
+  call's wall-clock budget) and ``--run-minutes`` (the run's, summed over every call;
+  ``sichuan_env.train.resume`` too).
+- ``git_commit`` / ``command_line``: what a checkpoint records of where it came from
+  (``sichuan_env.train.provenance``, re-exported here).
 - ``evaluate_vs_heuristic``: a duplicate match of a network in one seat
   against three ``HeuristicAgent``s (``sichuan_env.agents.eval.evaluate``), points per hand
   with a 95% confidence interval.
@@ -23,21 +26,18 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import math
 import os
 import random
 import shutil
-import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-import numpy as np
 import torch
 from sichuan_env.agents.checkpoint import check_finite_module
 from sichuan_env.agents.device import cpu_state
@@ -50,6 +50,20 @@ from sichuan_env.agents.nn.torch_agent import (
     load_network,
     save_checkpoint,
 )
+from sichuan_env.train.provenance import command_line, git_commit
+from sichuan_env.train.resume import (
+    RESUME_FREE,
+    add_budget_args,
+    budget_left,
+    changed_settings,
+    check_run_budget,
+    derived_seed,
+    flag_names,
+    refuse_changed_settings,
+    run_settings,
+    seeded_build,
+    step_rng,
+)
 from sichuan_env.train.run_state import (
     BEST,
     check_counters,
@@ -59,11 +73,9 @@ from sichuan_env.train.run_state import (
 )
 
 from sichuan_env import RuleConfig
-from sichuan_env._cli import fail, float_arg
-from sichuan_env._files import write_atomic
+from sichuan_env._cli import fail
+from sichuan_env._files import owned_entries, write_atomic
 from sichuan_env.threads import set_threads
-
-T = TypeVar("T")
 
 
 def setup(threads: int, seed: int) -> None:
@@ -79,230 +91,6 @@ def setup(threads: int, seed: int) -> None:
     set_threads(threads)  # numba's and torch's counts, kept equal (sichuan_env.threads)
     torch.manual_seed(seed)
     random.seed(seed)
-
-
-def derived_seed(*parts: int) -> int:
-    """A 63-bit seed determined by ``parts`` (non-negative ints: a seed, an epoch, a tag)."""
-    words = np.random.SeedSequence([int(x) for x in parts]).generate_state(2, np.uint32)
-    return (int(words[0]) << 31) ^ int(words[1])
-
-
-def seeded_build(seed: int, build: Callable[[], T]) -> T:
-    """``build()`` (a new network) with torch's CPU generator seeded by ``seed``, restored after.
-
-    A network's initial weights then depend on ``--seed`` alone, not on what ran before
-    in the process (agents made, data played): a resumed run that skips that work
-    starts the same network.
-    """
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        return build()
-
-
-def step_rng(seed: int, *position: int) -> np.random.Generator:
-    """A numpy generator for one epoch (step) of a run; torch (every device) reseeded to match.
-
-    Both depend on ``--seed`` and ``position`` (the epoch, or epoch and step) only, so an
-    uninterrupted run and one resumed at that position draw the same shuffles (and
-    dropout masks) from there on.
-    """
-    torch.manual_seed(derived_seed(seed, *position, 0x7E5))
-    return np.random.default_rng([seed, *position])
-
-
-RESUME_FREE = frozenset({
-    "run", "out", "resume", "overwrite", "epochs", "iterations", "rounds", "minutes",
-    "run_minutes", "threads", "device", "amp", "quiet", "progress", "tensorboard",
-})  # fmt: skip
-"""Arguments a ``--resume`` may change: where, how long, on what hardware, how verbose.
-
-``--epochs`` / ``--iterations`` / ``--rounds`` extend a run (a run stopped early and
-continued equals one that ran that long), the budgets only decide where it stops,
-``--threads`` / ``--device`` / ``--amp`` are the platform's (results then agree to the
-platform's rounding only). Everything else changes what the run computes."""
-
-
-def _plain(value: Any) -> Any:
-    """``value`` as JSON gives it back (paths as text, tuples as lists)."""
-    return json.loads(json.dumps(value, default=str))
-
-
-def run_settings(args: argparse.Namespace, skip: Iterable[str] = ()) -> dict[str, Any]:
-    """The arguments that decide a run's result: every one but ``RESUME_FREE`` and ``skip``.
-
-    ``skip``: options that only shape a new run (its network's architecture, ``--init``),
-    which a resumed run takes from its checkpoint. Values are JSON (paths as text), for
-    the checkpoint's metadata.
-    """
-    drop = RESUME_FREE | set(skip)
-    return {k: _plain(v) for k, v in sorted(vars(args).items()) if k not in drop}
-
-
-def flag_names(p: argparse.ArgumentParser) -> dict[str, str]:
-    """Each argument's ``dest`` and the option that sets it (``--no-claims`` for ``claims``)."""
-    out: dict[str, str] = {}
-    for action in p._actions:  # argparse has no public list
-        longs = [o for o in action.option_strings if o.startswith("--")]
-        if longs:
-            out.setdefault(action.dest, longs[0])
-    return out
-
-
-def changed_settings(
-    stored: Mapping[str, Any], current: Mapping[str, Any], p: argparse.ArgumentParser | None = None
-) -> list[str]:
-    """``--flag WAS (now NOW)`` for each setting in both ``stored`` and ``current`` that differs.
-
-    A key ``stored`` lacks (a run made before the setting existed) is not compared.
-    """
-    names = flag_names(p) if p is not None else {}
-    out = []
-    for key in sorted(set(stored) & set(current)):
-        was, now = _plain(stored[key]), _plain(current[key])
-        if was != now:
-            flag = names.get(key, "--" + key.replace("_", "-"))
-            out.append(f"{flag} {_shown(was)} (now {_shown(now)})")
-    return out
-
-
-def _shown(value: Any) -> str:
-    text = " ".join(map(str, value)) if isinstance(value, list) else str(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def refuse_changed_settings(
-    prog: str,
-    p: argparse.ArgumentParser,
-    run: Path,
-    stored: Mapping[str, Any],
-    current: Mapping[str, Any],
-) -> None:
-    """End a ``--resume`` (``fail``, exit 1) whose settings differ from the run's, naming them.
-
-    A resumed run continues the run it was, so it equals the uninterrupted run; a
-    setting that would change the result is refused, never applied half-way.
-    """
-    diff = changed_settings(stored, current, p)
-    if diff:
-        fail(prog, f"--resume: {run} was made with other settings: {'; '.join(diff)}. A resumed "
-                   "run continues the same run: give its settings, or start another --run")  # fmt: skip
-
-
-def add_budget_args(p: argparse.ArgumentParser, minutes: float, unit: str = "epoch") -> None:
-    """``--minutes`` (this call's wall-clock budget) and ``--run-minutes`` (the run's, all calls)."""
-    p.add_argument("--minutes", type=float_arg(0, 10**6), default=minutes,
-                   help=f"this call's wall-clock budget in minutes ({minutes:g}): a --resume gets "
-                        f"it afresh; checked after each {unit}, so at least one {unit} runs")  # fmt: skip
-    p.add_argument("--run-minutes", type=float_arg(0, 10**6), default=None, metavar="MINUTES",
-                   help="the whole run's wall-clock budget, summed over every --resume (the "
-                        "training time kept in state.pt); the run stops when either budget is "
-                        "spent (default: none)")  # fmt: skip
-
-
-def budget_left(args: argparse.Namespace, started: float, used_before_s: float) -> bool:
-    """Whether ``--minutes`` (since ``started``, a ``time.time()``) and ``--run-minutes`` allow more.
-
-    ``used_before_s``: the run's training seconds before this call (its counters).
-    """
-    elapsed = time.time() - started
-    if elapsed >= args.minutes * 60:
-        return False
-    run_minutes = getattr(args, "run_minutes", None)
-    return run_minutes is None or used_before_s + elapsed < run_minutes * 60
-
-
-def check_run_budget(prog: str, args: argparse.Namespace, used_s: float) -> None:
-    """End a ``--resume`` whose run has spent its ``--run-minutes`` already (exit 1)."""
-    run_minutes = getattr(args, "run_minutes", None)
-    if run_minutes is not None and used_s >= run_minutes * 60:
-        fail(prog, f"--resume: the run has trained {used_s / 60:.2f} minutes, its --run-minutes "
-                   f"{run_minutes:g} are spent: raise --run-minutes to continue it")  # fmt: skip
-
-
-def git_commit(package_dir: Path | None = None) -> str:
-    """The project's own commit (``-dirty`` when its tree has changes), for checkpoints.
-
-    git runs in the package's own folder (``package_dir``, default this file's), not in
-    the current directory, and its answer counts only when that folder is this
-    project's checkout (the repository's top level holds ``pyproject.toml`` naming
-    ``sichuan-env`` and the folder is its ``train/``): a run started elsewhere
-    still records the commit, and a wheel installed inside a user's own repository
-    does not record theirs. Otherwise the package is either this project's source tree
-    (``package_dir`` is the ``train/`` of a folder whose ``pyproject.toml`` names
-    ``sichuan-env``: an editable install) whose commit git could not give, recorded as
-    ``unknown (git unavailable; sichuan-env 0.1.0 editable checkout)`` (or ``git
-    could not tell``), never as a version its code may differ from; or an installed
-    wheel, ``sichuan-env==<version>``; or ``unknown``.
-    """
-    here = Path(__file__).resolve().parent if package_dir is None else Path(package_dir).resolve()
-    failures: list[str] = []
-    commit = _checkout_commit(here, failures)
-    if commit is not None:
-        return commit
-    try:
-        from importlib.metadata import version
-
-        installed: str | None = version("sichuan-env")
-    except Exception:  # noqa: BLE001 - no metadata (a bare source tree)
-        installed = None
-    if _is_source_tree(here):
-        why = "git unavailable" if "unavailable" in failures else "git could not tell"
-        what = f"sichuan-env {installed} editable checkout" if installed else "source checkout"
-        return f"unknown ({why}; {what})"
-    return f"sichuan-env=={installed}" if installed else "unknown"
-
-
-def _is_source_tree(here: Path) -> bool:
-    """Whether ``here`` is the ``train/`` folder of this project's source tree (not a wheel)."""
-    try:
-        text = (here.parent / "pyproject.toml").read_text(encoding="utf-8")
-    except OSError:
-        return False
-    return here.name == "train" and 'name = "sichuan-env"' in text
-
-
-def _checkout_commit(here: Path, failures: list[str] | None = None) -> str | None:
-    """The commit of the checkout whose ``train/`` is ``here``, else None.
-
-    ``failures`` gets ``"unavailable"`` when git could not run at all (not installed,
-    no ``PATH``, a time-out).
-    """
-
-    def git(*args: str) -> subprocess.CompletedProcess[str] | None:
-        try:
-            return subprocess.run(["git", "-C", str(here), *args], capture_output=True,
-                                  text=True, check=False, timeout=30)  # fmt: skip
-        except (OSError, subprocess.SubprocessError):
-            if failures is not None:
-                failures.append("unavailable")
-            return None
-
-    top = git("rev-parse", "--show-toplevel")
-    if top is None or top.returncode or not top.stdout.strip():
-        return None
-    root = Path(top.stdout.strip()).resolve()
-    try:
-        named = 'name = "sichuan-env"' in (root / "pyproject.toml").read_text(encoding="utf-8")
-    except OSError:
-        named = False
-    if not named or here != root / "train":
-        return None
-    rev, dirty = git("rev-parse", "HEAD"), git("status", "--porcelain")
-    if rev is None or rev.returncode or dirty is None:
-        return None
-    return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-
-
-def command_line(module: str | None = None, argv: list[str] | None = None) -> str:
-    """The command that started this process (``python -m <module> ...``), for checkpoint configs.
-
-    Without ``module``, the name of the script that ran (``sys.argv[0]``'s stem).
-    ``argv``: the arguments ``main(argv)`` was called with, when a driver called
-    it (``sichuan_env.train.policy.exit``); the process's own otherwise.
-    """
-    if module is None:
-        module = Path(sys.argv[0]).stem if sys.argv else "?"
-    return " ".join(["python -m", module, *(sys.argv[1:] if argv is None else argv)])
 
 
 class MetricLog:
@@ -541,10 +329,16 @@ def evaluate_vs_heuristic(
     return {f"eval_{k}": float(s[k]) for k in keys}
 
 
-def say_written(run: Path) -> None:
-    """Print where a training run wrote: ``wrote RUN/ (best.pt, last.pt, ...)`` on stdout."""
+def say_written(run: Path, owned: Sequence[str] = RUN_FILES) -> None:
+    """Print what a training run wrote: ``wrote RUN/ (best.pt, last.pt, ...)`` on stdout.
+
+    Only the run's own files are listed (``owned``: names or glob patterns, the script's
+    ``RUN_FILES``) that exist; anything else in the folder (a user's file, which
+    ``--overwrite`` leaves in place) is not the run's and is not named.
+    """
     try:
-        names = sorted(p.name + ("/" if p.is_dir() else "") for p in Path(run).iterdir())
+        found = owned_entries(Path(run), owned)
+        names = sorted(p.name + ("/" if p.is_dir() else "") for p in found)
     except OSError:
         names = []
     shown = ", ".join(n for n in names if not n.startswith(".")) or "nothing"

@@ -22,6 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from sichuan_env.agents.eval.match_stats import mean_ci, per_wall
 
 from sichuan_env import RuleConfig
+from sichuan_env._cli import int_arg
 from sichuan_env._progress import progress_bar
 
 SHIPPED = "table_value"
@@ -40,6 +41,12 @@ def add_luck_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-adjust", action="store_true",
         help="plain estimates only (no luck-adjusted points per hand)",
+    )  # fmt: skip
+    p.add_argument(
+        "--fine-tune", type=int_arg(0, 100), default=0, metavar="EPOCHS",
+        help="fine-tune the whole-table value model on the match's own hands, cross-fitted "
+             "(each half of the walls adjusted by a copy fitted on the other half: still "
+             "unbiased), for lineups the shipped model does not know; 0: off",
     )  # fmt: skip
 
 
@@ -118,9 +125,12 @@ class Corrections:
     play included).
     """
 
-    def __init__(self, model: Any, lineup: Sequence[str] | None = None) -> None:
+    def __init__(self, model: Any, lineup: Sequence[str] | None = None, fine_tune: int = 0) -> None:
         self.model = model
         self.lineup = list(lineup) if lineup is not None else None
+        self.fine_tune = fine_tune
+        if fine_tune and (self.lineup is None or not _reads_lineups(model)):
+            raise ValueError("--fine-tune needs the whole-table value model and the lineup")
         self.seconds = 0.0
         self._done: list[np.ndarray] = []
         self._n = 0
@@ -139,6 +149,10 @@ class Corrections:
         if self._n < len(records):
             t0 = time.perf_counter()
             try:
+                if self.fine_tune:  # cross-fitted over the whole match: all at once
+                    self._done = [self._cross_fitted(records, progress)]
+                    self._n = len(records)
+                    return self._done[0]
                 fresh = records[self._n :]
                 ids = None if self.lineup is None else lineup_ids(self.lineup, fresh)
                 new = [r for _, _, r in fresh]
@@ -149,6 +163,20 @@ class Corrections:
             finally:
                 self.seconds += time.perf_counter() - t0
         return np.concatenate(self._done) if self._done else np.zeros((0, 4))
+
+    def _cross_fitted(self, records: list, progress: bool) -> np.ndarray:
+        from sichuan_env.agents.eval.table_finetune import cross_fitted_corrections
+
+        assert self.lineup is not None
+        columns = (TextColumn("luck adjustment, cross-fitted"), BarColumn(),
+                   MofNCompleteColumn(), TimeElapsedColumn())  # fmt: skip
+        with progress_bar(*columns, disable=not progress) as bar:
+            task = bar.add_task("luck adjustment", total=len(records))
+            c = cross_fitted_corrections(
+                self.model, records, lineup_ids(self.lineup, records), self.fine_tune,
+                progress=lambda k: bar.advance(task, k),
+            )  # fmt: skip
+        return c.total
 
 
 def per_wall_doc(samples: dict[str, tuple[np.ndarray, np.ndarray | None]]) -> dict[str, Any]:

@@ -223,7 +223,14 @@ def main(argv: list[str] | None = None) -> dict:
         p.error("--target-ci plays block after block in this process; it does not take --ray")
     rules = RuleConfig.preset(args.preset)
     model = model_for(args, rules, quiet=args.quiet)
-    corrections = Corrections(model, args.lineup) if model is not None else None
+    if args.fine_tune and args.target_ci is not None:
+        p.error("--fine-tune fits on the whole match; it does not take --target-ci")
+    if args.fine_tune and args.no_adjust:
+        p.error("--fine-tune is part of the luck adjustment; drop --no-adjust")
+    try:
+        corrections = Corrections(model, args.lineup, args.fine_tune) if model is not None else None
+    except ValueError as exc:
+        p.error(str(exc))
     stop = None
     if args.target_ci is not None:
         log = None if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))

@@ -27,9 +27,9 @@ Each pair's per-wall points are written to ``OUT/pairs/A__B-<digest>.json`` as
 soon as the pair finishes (plain, and luck-adjusted where the value model covers
 the preset: ``sichuan_env.agents.eval.luck``; the ratings and points are then
 fitted to the adjusted per-wall results, ``--no-adjust`` for plain), named by a
-digest of the pair's identity (``agent_identity``: each spec, an alias's target,
-and the SHA-256 of every checkpoint file the agent loads, a composite agent's
-several included; the readable names are inside the file); a rerun with
+digest of the pair's identity (``agent_identity``, ``sichuan_env.agents.eval.ladder_pairs``:
+each spec, an alias's target, and the SHA-256 of every checkpoint file the agent loads,
+a composite agent's several included; the readable names are inside the file); a rerun with
 ``--resume`` reuses every pair whose file matches the settings (walls, seed,
 rules) and plays only the rest: a retrained or reshipped checkpoint, or an alias
 moved to another agent, is a new pair. Pair files of an older ladder format,
@@ -44,11 +44,7 @@ line (also ``caution`` in ``ladder.json``): intervals on so few walls are rough.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import hashlib
-import json
 import math
-import re
 import sys
 import time
 from itertools import combinations
@@ -58,23 +54,31 @@ from typing import Any
 import numpy as np
 from sichuan_env.agents.eval.adjust import (
     AdjustError,
+    Corrections,
     add_luck_args,
-    corrections_with_bar,
-    lineup_ids,
     model_for,
 )
 from sichuan_env.agents.eval.evaluate import MAX_WALLS, play_duplicate
+from sichuan_env.agents.eval.ladder_pairs import (
+    FORMAT,
+    SHIPPED,
+    _pair_file,
+    _save_json,
+    _settings,
+    agent_identity,
+    built_identity,
+    load_pair,
+    older_pairs,
+    pair_identity,
+)
 from sichuan_env.agents.eval.ladder_view import plot_ladder, print_ladder
-from sichuan_env.agents.registry import aliases, available, describe, make_agent
+from sichuan_env.agents.registry import available, describe
 
 from sichuan_env import PRESETS, RuleConfig
 from sichuan_env._cli import PlainHelp, add_overwrite, claim_output_or_exit, fail, int_arg, run
-from sichuan_env._files import write_atomic
 from sichuan_env.engine.errors import IllegalActionError
 from sichuan_env.tiles import InputTypeError
 
-FORMAT = 2
-"""Version of the pair files and ``ladder.json`` (1: agents known by name only)."""
 LADDER_FILES = ("pairs", "ladder.json", "ladder.png")
 """What a ladder writes in ``--out``: ``--resume`` keeps it, ``--overwrite`` removes it first."""
 HANDS_PER_WALL = 8
@@ -166,121 +170,6 @@ def _mean_ci(samples: np.ndarray) -> tuple[float, float]:
     return mean, ci
 
 
-SHIPPED = Path(__file__).resolve().parents[1] / "checkpoints"
-"""The shipped checkpoints (``bc`` is ``SHIPPED/bc.pt``), hashed like any other."""
-
-
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _recording() -> contextlib.AbstractContextManager[list[Path]]:
-    """``checkpoint.recording()``, or an empty list without torch (then nothing loads one)."""
-    try:
-        from sichuan_env.agents import checkpoint
-    except ImportError:
-        return contextlib.nullcontext([])
-    return checkpoint.recording()
-
-
-def _shipped_dir() -> Path:
-    try:
-        from sichuan_env.agents import checkpoint
-    except ImportError:
-        return SHIPPED
-    return Path(checkpoint.SHIPPED_DIR)
-
-
-def built_identity(spec: str, seed: int | None = 0) -> dict[str, Any]:
-    """``agent_identity`` of an agent that must build: the ladder's check of every spec.
-
-    Raises:
-        ValueError, TypeError: the agent cannot be built (``make_agent``).
-    """
-    with _recording() as read:
-        make_agent(spec, seed=seed)
-    return _identity(spec, read)
-
-
-def agent_identity(spec: str, seed: int | None = 0) -> dict[str, Any]:
-    """What identifies an agent in a pair: its spec, an alias's target, every file it loads.
-
-    The agent is built (``make_agent``) while ``checkpoint.recording`` notes every
-    checkpoint file it reads (``x.pt`` and ``x.json``: each of a composite agent's, such
-    as ``distill-guard``'s ``distill`` and ``belief``; an alias's target's; a plugin's that
-    loads through ``sichuan_env.agents.checkpoint``); a spec that is a file is hashed too,
-    with its JSON. ``sha256`` maps each file (a shipped one by its name, another by its
-    path) to its SHA-256, so a retrained or reshipped checkpoint, or an alias moved to
-    another agent (``alias``: its target), is another agent. A spec that cannot be built
-    gets the files read before it failed (``built_identity`` raises instead).
-
-    Args:
-        spec: a lineup entry (``make_agent``).
-        seed: the seed the agent is built with (the identity does not depend on it).
-
-    Returns:
-        ``{"spec", "sha256": {file: digest}}``, with ``"alias"`` for an alias.
-    """
-    with _recording() as read:
-        try:
-            make_agent(spec, seed=seed)
-        except (ValueError, TypeError, ImportError):
-            pass
-    return _identity(spec, read)
-
-
-def _identity(spec: str, read: list[Path]) -> dict[str, Any]:
-    identity: dict[str, Any] = {"spec": spec}
-    target = aliases().get(spec)
-    if target is not None:
-        identity["alias"] = target
-    path = Path(spec)
-    extra = [path, path.with_suffix(".json")] if path.is_file() else []
-    shipped = _shipped_dir().resolve()
-    files: dict[str, str] = {}
-    for f in [*extra, *read]:
-        f = Path(f)
-        name = f.name if f.resolve().parent == shipped else str(f)
-        if name not in files and f.is_file():
-            files[name] = _file_sha256(f)
-    identity["sha256"] = files
-    return identity
-
-
-def pair_identity(
-    a: str, b: str, identities: dict[str, dict[str, Any]] | None = None
-) -> dict[str, Any]:
-    """The identity of the pair ``a``, ``b`` (``agent_identity`` of each, in order).
-
-    ``identities`` holds the agents' identities already computed (by spec).
-    """
-    known = identities or {}
-    return {
-        "format": FORMAT,
-        "agents": [known[x] if x in known else agent_identity(x) for x in (a, b)],
-    }
-
-
-def older_pairs(out: Path) -> list[Path]:
-    """The pair files in ``out/pairs`` of a format older than ``FORMAT`` (unreadable ones not)."""
-    old = []
-    for f in sorted((out / "pairs").glob("*.json")):
-        try:
-            if f.stat().st_size > 16 * 2**20:
-                continue
-            doc = json.loads(f.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-            continue
-        fmt = doc.get("format") if isinstance(doc, dict) else None
-        if isinstance(fmt, int) and not isinstance(fmt, bool) and fmt < FORMAT:
-            old.append(f)
-    return old
-
-
 def caution(walls: int) -> str | None:
     """The caution line for ``walls`` walls per pair, or None from ``CAUTION_WALLS`` on."""
     if walls >= CAUTION_WALLS:
@@ -291,79 +180,15 @@ def caution(walls: int) -> str | None:
     )
 
 
-def _pair_file(out: Path, a: str, b: str, identity: dict[str, Any]) -> Path:
-    """``OUT/pairs/<readable prefix>-<digest>.json``: named by a digest of the pair's identity.
-
-    The prefix (each spec's last path part, at most 24 safe characters) is for people;
-    the digest (SHA-256 of the identity, 20 hex digits) tells pairs apart, so any two specs
-    (long paths, ``p/bc.pt`` and ``p_bc.pt``) get different files of a bounded name length.
-    """
-    key = json.dumps(identity, sort_keys=True, separators=(",", ":")).encode("utf-8")
-    digest = hashlib.sha256(key).hexdigest()[:20]
-    safe = [re.sub(r"[^A-Za-z0-9_.-]", "_", Path(x).name or x)[:24] for x in (a, b)]
-    return out / "pairs" / f"{safe[0]}__{safe[1]}-{digest}.json"
-
-
-def _settings(walls: int, seed: int, rules: RuleConfig, model: Any = None) -> dict[str, Any]:
-    value_model = None if model is None else model.doc.get("sha256")
-    return {"format": FORMAT, "walls": walls, "seed": seed, "rules": rules.to_dict(),
-            "value_model": value_model}  # fmt: skip
-
-
-def load_pair(
-    path: Path, a: str, b: str, settings: dict[str, Any], identity: dict[str, Any] | None = None
-) -> np.ndarray | None:
-    """A finished pair's per-wall points, or None when the file is missing or other settings'.
-
-    The points are the luck-adjusted ones when ``settings`` name a value model.
-
-    Raises:
-        ValueError: a file that is not a pair file of this ladder (damaged or hand-edited),
-            or of another pair (its ``identity`` differs from ``identity``).
-    """
-    if not path.is_file():
-        return None
-    if path.stat().st_size > 16 * 2**20:
-        raise ValueError(f"{path}: larger than 16 MB, not a pair file")
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ValueError(f"{path}: not a pair file ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("agents") != [a, b]:
-        raise ValueError(f"{path}: not the pair {a} / {b}")
-    if identity is not None and doc.get("identity") != identity:
-        raise ValueError(f"{path}: not the pair {a} / {b} (other agents or checkpoints)")
-    if {k: doc.get(k) for k in settings} != settings:
-        return None  # other walls, seed or rules: played again
-    pts = doc.get("points_adjusted" if settings.get("value_model") else "points")
-    if (
-        not isinstance(pts, list)
-        or len(pts) != settings["walls"]
-        or not all(isinstance(x, (int, float)) and math.isfinite(x) for x in pts)
-    ):
-        raise ValueError(f"{path}: its points must be {settings['walls']} finite numbers")
-    return np.asarray(pts, dtype=np.float64)
-
-
-def _save_json(path: Path, doc: dict[str, Any]) -> None:
-    """Write ``doc`` to ``path`` whole or not at all (``write_atomic``: a unique temporary name).
-
-    Raises:
-        ValueError: a non-finite number in ``doc`` (NaN is not JSON; nothing is written).
-    """
-    text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, text)
-
-
 def play_pair(
     a: str, b: str, walls: int, seed: int, rules: RuleConfig, progress: bool,
-    ray: str | None = None, workers: int = 2, model: Any = None,
+    ray: str | None = None, workers: int = 2, model: Any = None, fine_tune: int = 0,
 ) -> tuple[np.ndarray, np.ndarray | None]:  # fmt: skip
     """``A``'s per-wall points in the ``A B A B`` match: plain, and adjusted (or None).
 
-    The adjusted points need ``model`` (a ``LuckModel``); with ``progress``, the adjustment
-    shows its own bar after the hands'.
+    The adjusted points need ``model`` (a ``TableModel`` or ``LuckModel``), fine-tuned on
+    the pair's own hands, cross-fitted, with ``fine_tune`` epochs; with ``progress``, the
+    adjustment shows its own bar after the hands'.
 
     Raises:
         AdjustError: the adjustment failed (a record it cannot replay, a model that overflows).
@@ -380,11 +205,10 @@ def play_pair(
     adjusted = None
     if model is not None:
         try:
-            corr = corrections_with_bar(model, [r for _, _, r in records], progress,
-                                        lineup_ids(lineup, records))  # fmt: skip
+            corr = Corrections(model, lineup, fine_tune).of(records, progress)
         except ValueError as exc:
             raise AdjustError(str(exc)) from None
-        adjusted = pair_points(records, walls, corr.total)
+        adjusted = pair_points(records, walls, corr)
     return pair_points(records, walls), adjusted
 
 
@@ -476,6 +300,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     rules = RuleConfig.preset(args.preset)
     model = model_for(args, rules, quiet=args.quiet)
     settings = _settings(args.walls, args.seed, rules, model)
+    if args.fine_tune:  # the adjusted points depend on it: pairs of another setting are replayed
+        settings["fine_tune"] = args.fine_tune
     todo = list(combinations(agents, 2))
     pairs: dict[tuple[str, str], np.ndarray] = {}
     t0 = time.perf_counter()
@@ -493,7 +319,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             start = time.perf_counter()
             try:
                 plain, adjusted = play_pair(a, b, args.walls, args.seed, rules, not args.quiet,
-                                            args.ray, args.workers, model)  # fmt: skip
+                                            args.ray, args.workers, model, args.fine_tune)  # fmt: skip
             except (IllegalActionError, InputTypeError) as exc:  # a bad answer: one line
                 fail(p.prog, exc)
             except AdjustError as exc:  # this pair is not written; the finished ones stay
@@ -531,6 +357,29 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 def cli() -> int:
     """Console entry point (one-line errors, no traceback)."""
     return run(lambda: main() and 0, "sichuan-ladder")
+
+
+__all__ = [
+    "CAUTION_WALLS",
+    "FORMAT",
+    "HANDS_PER_WALL",
+    "LADDER_FILES",
+    "SHIPPED",
+    "agent_identity",
+    "build_parser",
+    "built_identity",
+    "caution",
+    "cli",
+    "fit_bradley_terry",
+    "load_pair",
+    "main",
+    "older_pairs",
+    "pair_identity",
+    "pair_points",
+    "play_pair",
+    "ratings",
+    "summarize_ladder",
+]
 
 
 if __name__ == "__main__":

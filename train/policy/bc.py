@@ -50,7 +50,6 @@ import argparse
 import math
 import sys
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -80,6 +79,7 @@ from sichuan_env.train.common import (
     setup,
     step_rng,
 )
+from sichuan_env.train.policy.bc_data import collect_validation, teacher_stream
 
 from sichuan_env import PRESETS, RuleConfig
 from sichuan_env._cli import (
@@ -94,7 +94,6 @@ from sichuan_env._cli import (
     run,
 )
 from sichuan_env._progress import progress_bar
-from sichuan_env.envs.acting import Decisions, SeatMemory, ask
 from sichuan_env.envs.vector import VectorEnv
 
 PROG = "sichuan_env.train.policy.bc"
@@ -102,41 +101,6 @@ COUNTERS = {"epoch": int, "samples": int, "decisions": int, "wall_clock_s": floa
 """The run's counters (``state.pt``) and their types."""
 START_ONLY = ("init", "hidden", "layers", "arch", "aux", "prior")
 """Options that shape a new run's network only; a resumed run takes it from its checkpoint."""
-
-
-def teacher_stream(
-    teacher: Agent,
-    venv: VectorEnv,
-    steps: int,
-    select: Callable[[np.ndarray], np.ndarray] | None = None,
-) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Chunks ``(obs, masks, actions)`` of the teacher's decisions with 2+ legal actions.
-
-    Each chunk is ``steps`` steps of every slot of ``venv`` (reset first);
-    the stream is endless, the env's hands continuing across chunks.
-    ``select`` (engine states ``-> bool[num_envs]``) keeps only the decisions it marks
-    (all of them are still played).
-    """
-    obs, mask, seat = venv.reset()
-    memory = SeatMemory(venv.num_envs)
-    every = np.arange(venv.num_envs)
-    while True:
-        o_buf, m_buf, a_buf = [], [], []
-        for _ in range(steps):
-            decisions = Decisions(
-                venv.states_of(every), mask, venv.rules, seat,
-                obs=obs, obs_version=venv.obs_version, memory=memory,
-            )  # fmt: skip
-            actions = ask(teacher, decisions)  # a search teacher reads the records
-            keep = mask.sum(axis=1) > 1
-            if select is not None:
-                keep &= select(decisions.states)
-            o_buf.append(obs[keep].copy())
-            m_buf.append(mask[keep])
-            a_buf.append(actions[keep])
-            obs, mask, seat, _, done, _ = venv.step(actions)
-            memory.hand_started(np.flatnonzero(done))  # autoreset: those slots deal anew
-        yield np.concatenate(o_buf), np.concatenate(m_buf), np.concatenate(a_buf)
 
 
 def bc_loss(
@@ -232,25 +196,6 @@ def evaluate(
         correct += acc.item() * len(actions[s])
     net.train()
     return total_loss / len(actions), correct / len(actions)
-
-
-def collect_validation(
-    teacher: Agent, rules: RuleConfig, n: int, seed: int, envs: int = 64
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``n`` held-out decisions from hands of seed ``seed``, drawn from every stage of a hand.
-
-    The stream's hands all start together, so its first chunk holds only
-    opening decisions; chunks of 256 steps (longer than a hand) are drawn
-    until there are ``4 n`` decisions, then ``n`` of them picked at random.
-    """
-    stream = teacher_stream(teacher, VectorEnv(envs, rules=rules, seed=seed), 256)
-    parts, got = [], 0
-    while got < 4 * n:
-        part = next(stream)
-        parts.append(part)
-        got += len(part[2])
-    pick = np.sort(np.random.default_rng(seed).choice(got, size=n, replace=False))
-    return tuple(np.concatenate([p[k] for p in parts])[pick] for k in range(3))  # type: ignore[return-value]
 
 
 def build_parser() -> argparse.ArgumentParser:

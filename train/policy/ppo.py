@@ -78,7 +78,7 @@ from sichuan_env.agents.base import Agent
 from sichuan_env.agents.device import add_device_args, amp_dtype, resolve_device
 from sichuan_env.agents.eval.distributed import RayUnavailableError
 from sichuan_env.agents.nn.policy import AUX_SIZE, PolicyConfig, PolicyNet
-from sichuan_env.agents.nn.torch_agent import TorchAgent, load_network
+from sichuan_env.agents.nn.torch_agent import TorchAgent
 from sichuan_env.agents.registry import make_agent
 from sichuan_env.agents.rule_based.heuristic import HeuristicAgent
 from sichuan_env.train.common import (
@@ -97,10 +97,10 @@ from sichuan_env.train.common import (
     run_settings,
     save_run_or_fail,
     say_written,
-    seeded_build,
     setup,
     step_rng,
 )
+from sichuan_env.train.policy.ppo_init import initial_net, scale_logits
 from sichuan_env.train.policy.ppo_loss import ppo_update
 from sichuan_env.train.policy.rollout import STAT_KEYS, Buffer, Collector, gae
 
@@ -120,7 +120,16 @@ from sichuan_env._progress import progress_bar
 from sichuan_env.encoding.registry import get as get_obs_version
 from sichuan_env.envs.vector import VectorEnv
 
-__all__ = ["Buffer", "Collector", "build_parser", "gae", "initial_net", "main", "ppo_update"]
+__all__ = [
+    "Buffer",
+    "Collector",
+    "build_parser",
+    "gae",
+    "initial_net",
+    "main",
+    "ppo_update",
+    "scale_logits",
+]
 
 PROG = "sichuan_env.train.policy.ppo"
 COUNTERS = {"iteration": int, "decisions": int, "wall_clock_s": float, "best_eval": BEST}
@@ -221,48 +230,6 @@ def _check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     # last: an existing run is continued (--resume), replaced (--overwrite) or refused
     claim_output_or_exit(p, "--run", args.run, RUN_FILES, resume=args.resume,
                          overwrite=args.overwrite, what="run")  # fmt: skip
-
-
-def initial_net(args: argparse.Namespace) -> PolicyNet:
-    """A fresh network, or the ``--init`` checkpoint's (with a fresh oracle critic if asked)."""
-    if args.init is None:
-        cfg = PolicyConfig(
-            hidden=args.hidden, layers=args.layers, oracle_critic=args.oracle_critic, aux=args.aux,
-            prior=args.prior,
-        )  # fmt: skip
-        return seeded_build(args.seed, lambda: PolicyNet(cfg))  # from --seed alone
-    src, _ = load_network(args.init)
-    prior = src.config.prior or args.prior
-    cfg = PolicyConfig(**{**src.config.to_dict(), "oracle_critic": args.oracle_critic, "prior": prior})  # fmt: skip
-    net = seeded_build(args.seed, lambda: PolicyNet(cfg))  # a new critic: from --seed alone
-    state = {k: v for k, v in src.state_dict().items() if not k.startswith("critic.")}
-    missing, _ = net.load_state_dict(state, strict=False)
-    if any(not (k.startswith("critic.") or k == "prior_gain") for k in missing):
-        raise ValueError(f"--init {args.init}: tensors missing {missing[:5]}")
-    if args.prior_gain is not None:
-        if net.prior_gain is None:
-            raise ValueError("--prior-gain: the network has no prior (add --prior)")
-        with torch.no_grad():
-            net.prior_gain.fill_(args.prior_gain)
-    if args.logit_scale is not None:
-        scale_logits(net, args.logit_scale)
-    return net.train()
-
-
-def scale_logits(net: PolicyNet, k: float) -> None:
-    """Multiply every logit of ``net`` by ``k`` > 0 (the policy layer and the prior gain), in place.
-
-    The greedy action is unchanged; the softmax is sharper for ``k`` > 1. A network
-    fitted to gains in points (``distill``, ``exit``) has logits in points, a spread
-    far too flat to sample from at temperature 1.
-    """
-    if not (isinstance(k, (int, float)) and math.isfinite(k) and k > 0):
-        raise ValueError(f"the logit scale must be a finite number > 0, got {k!r}")
-    with torch.no_grad():
-        net.policy.weight.mul_(k)
-        net.policy.bias.mul_(k)
-        if net.prior_gain is not None:
-            net.prior_gain.mul_(k)
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -1,0 +1,1 @@
+"""The whole-table value network in the luck-adjusted estimate: measurements (issue #39)."""
