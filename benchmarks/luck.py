@@ -6,7 +6,8 @@
 
 Each case ``AGENT:WALLS`` plays the duplicate match ``AGENT heuristic heuristic
 heuristic`` on ``WALLS`` walls (each dealt four times, the seats rotated), then
-computes the luck corrections of its hands (``sichuan_env.agents.eval.luck``).
+computes the luck corrections of its hands with the value model (the whole-table
+``table_value`` by default, ``sichuan_env.agents.eval.table_value``; ``luck``: the older one).
 Reported per case: the agent's points per hand, plain and adjusted, each with
 its 95% interval; their ratio (the adjusted interval over the plain one: 0.5
 means 4x fewer hands for the same precision, with its own 95% interval from
@@ -21,11 +22,13 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from sichuan_env.agents.eval.adjust import lineup_ids
 from sichuan_env.agents.eval.evaluate import MAX_WALLS, play_duplicate
-from sichuan_env.agents.eval.luck import LuckModel
 from sichuan_env.agents.eval.match_stats import mean_ci, per_wall
+from sichuan_env.agents.eval.table_value import TableModel, load_table_for
 
 from benchmarks.common import check_json_arg, log, print_table, write_results
 from sichuan_env._cli import int_arg
@@ -54,7 +57,7 @@ def ratio_ci(
     return float(np.quantile(r, 0.025)), float(np.quantile(r, 0.975))
 
 
-def run_case(name: str, walls: int, seed: int, model: LuckModel) -> dict:
+def run_case(name: str, walls: int, seed: int, model: Any) -> dict:
     """One case's figures."""
     rules = model.rules
     lineup = [name, "heuristic", "heuristic", "heuristic"]
@@ -62,7 +65,11 @@ def run_case(name: str, walls: int, seed: int, model: LuckModel) -> dict:
     records = play_duplicate(lineup, walls, rules, seed=seed, progress=False)
     play_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    corr = model.corrections([r for _, _, r in records]).total
+    recs = [r for _, _, r in records]
+    if isinstance(model, TableModel):  # the whole-table model is told who plays each seat
+        corr = model.corrections(recs, lineup_ids(lineup, records)).total
+    else:
+        corr = model.corrections(recs).total
     adjust_s = time.perf_counter() - t0
     plain, adjusted = per_wall(lineup, records, walls, corr)[name]
     assert adjusted is not None
@@ -88,16 +95,18 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--cases", nargs="+", type=parse_case, default=[parse_case(c) for c in CASES],
                    metavar="AGENT:WALLS", help=f"default: {' '.join(CASES)}")  # fmt: skip
     p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the walls and agents")
-    p.add_argument("--value-model", default="luck", help="'luck' (shipped) or a .pt path")
+    p.add_argument("--value-model", default="table_value",
+                   help="'table_value' (shipped), 'luck' (the older model) or a .pt path")  # fmt: skip
     p.add_argument(
         "--json", type=Path, default=None, help="default: benchmarks/results/luck-*.json"
     )
     args = p.parse_args(argv)
     check_json_arg(p, args.json)
-    try:
-        model = LuckModel.load(args.value_model)
-    except ValueError as exc:
-        p.error(f"--value-model: {exc}")
+    from sichuan_env import RuleConfig
+
+    model, why = load_table_for(RuleConfig.preset("xuezhan"), args.value_model)
+    if model is None:
+        p.error(f"--value-model: {why}")
     warm = play_duplicate(["heuristic"] * 4, 1, model.rules, seed=0, progress=False)
     model.corrections([r for _, _, r in warm])  # numba's compile, outside the timings
     rows = []

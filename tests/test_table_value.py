@@ -258,3 +258,16 @@ def test_state_values_are_the_values_of_the_replayed_rows(records, events):
         state_values(model, bad, RULES)
     with pytest.raises(TypeError):
         state_values(model, np.zeros(2), RULES)
+
+
+def test_the_head_by_linearity_is_the_head_of_the_rotated_inputs():
+    from sichuan_env.agents.eval.table_net import ROTATIONS
+
+    torch.manual_seed(0)
+    net = TableValueNet(TableValueConfig(seat=16, head=8))
+    pre, g = torch.randn(5, 4, 16), torch.randn(5, 29)
+    e = torch.relu(net.seat2(torch.relu(pre)))
+    rot = e[..., ROTATIONS, :]  # seat k sees the seats k, k+1, k+2, k+3
+    z = torch.cat([rot.flatten(-2), g.unsqueeze(-2).expand(5, 4, 29)], -1)
+    v = net.out(torch.relu(net.head2(torch.relu(net.head1(z))))).squeeze(-1)
+    torch.testing.assert_close(net.head_values(pre, g), v - v.mean(-1, keepdim=True))

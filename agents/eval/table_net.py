@@ -107,9 +107,16 @@ class TableValueNet(nn.Module):
     def head_values(self, pre: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
         """Seat codes from first-layer pre-activations ``[..., 4, seat]`` and globals -> values."""
         e = torch.relu(self.seat2(torch.relu(pre)))  # [..., 4, S]
-        rot = e[..., ROTATIONS.to(e.device), :]  # [..., 4 (scored seat), 4 (seen), S]
-        z = torch.cat([rot.flatten(-2), g.unsqueeze(-2).expand(*rot.shape[:-2], g.shape[-1])], -1)
-        h = torch.relu(self.head2(torch.relu(self.head1(z))))
+        s, h_n = self.config.seat, self.config.head
+        w = self.head1.weight  # [H, 4 S + GLOBAL_IN]: blocks of the seats in seen order
+        # head1 of seat k's input [e_k, e_k+1, e_k+2, e_k+3, g] by linearity: each seat's
+        # code through each block once, then summed in seat k's order (no gathered copies)
+        blocks = (e @ w[:, : 4 * s].reshape(h_n, 4, s).permute(2, 1, 0).reshape(s, 4 * h_n))
+        blocks = blocks.reshape(*e.shape[:-1], 4, h_n)  # [..., seat, seen position, H]
+        h1 = (g @ w[:, 4 * s :].T + self.head1.bias).unsqueeze(-2)  # [..., 1, H]
+        for j in range(4):
+            h1 = h1 + torch.roll(blocks[..., j, :], shifts=-j, dims=-2)
+        h = torch.relu(self.head2(torch.relu(h1)))
         v = self.out(h).squeeze(-1)
         return v - v.mean(-1, keepdim=True)
 
@@ -124,6 +131,7 @@ class TableValueNet(nn.Module):
         cf_feats: torch.Tensor,
         drawer: torch.Tensor,
         drawn: torch.Tensor,
+        slots: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Values ``float[E, 27, 4]`` of each event's state had its drawer drawn tile ``t``.
 
@@ -132,26 +140,30 @@ class TableValueNet(nn.Module):
             cf_feats: ``float[E, 27, 4, NF]``: the ``luck_features`` of each counterfactual.
             drawer: ``int[E]``: the seat that drew.
             drawn: ``int[E]``: the tile it drew.
+            slots: ``bool[E, 27]``: the counterfactuals to evaluate (tiles that were in the
+                wall); the others are left 0. None: all 27.
 
-        Slot ``drawn`` is the state that happened. Slots of tiles that were not in the
-        wall are computed too (the caller gives them probability 0).
+        Slot ``drawn`` is the state that happened.
         """
         e_n = drawer.shape[0]
+        dev = drawer.device
+        if slots is None:
+            slots = torch.ones((e_n, 27), dtype=torch.bool, device=dev)
+        ev, t = torch.nonzero(slots, as_tuple=True)  # the (event, tile) pairs to evaluate
         x = seat_inputs(batch)  # [E, 4, SEAT_IN]
-        tiles_in = x[..., :81]
-        rest = x[..., 81 + NF :]
         w = self.seat1.weight  # [S, SEAT_IN + embed]
         emb = self.embed(batch["lineup"].long())
-        shared = tiles_in @ w[:, :81].T + rest @ w[:, 81 + NF : SEAT_IN].T
+        shared = x[..., :81] @ w[:, :81].T + x[..., 81 + NF :] @ w[:, 81 + NF : SEAT_IN].T
         shared = shared + emb @ w[:, SEAT_IN:].T + self.seat1.bias  # [E, 4, S]
-        pre = shared.unsqueeze(1) + cf_feats.float() @ w[:, 81 : 81 + NF].T  # [E, 27, 4, S]
+        pre = shared[ev] + cf_feats[ev, t].float() @ w[:, 81 : 81 + NF].T  # [P, 4, S]
         col = w[:, :27].T / 4.0  # the drawer's concealed count of tile t: [27, S]
-        ar = torch.arange(e_n, device=pre.device)
-        delta = col.unsqueeze(0) - col[drawn.long()].unsqueeze(1)  # [E, 27, S]
-        pre[ar, :, drawer.long()] += delta
-        g = global_inputs(batch)  # [E, GLOBAL_IN]: the wall after the draw that happened
-        g = g.unsqueeze(1).repeat(1, 27, 1)
-        t = torch.arange(27, device=g.device)
-        g[:, t, t] -= 0.25  # tile t drawn instead ...
-        g[ar, :, drawn.long()] += 0.25  # ... of the drawn one
-        return self.head_values(pre, g)
+        d = drawer.long()[ev]
+        dr = drawn.long()[ev]
+        pairs = torch.arange(len(ev), device=dev)
+        pre[pairs, d] += col[t] - col[dr]
+        g = global_inputs(batch)[ev]  # [P, GLOBAL_IN]: the wall after the draw that happened
+        g[pairs, t] -= 0.25  # tile t drawn instead ...
+        g[pairs, dr] += 0.25  # ... of the drawn one
+        out = torch.zeros((e_n, 27, 4), dtype=pre.dtype, device=dev)
+        out[ev, t] = self.head_values(pre, g)
+        return out

@@ -99,7 +99,7 @@ def state_values(
         with torch.no_grad():
             vals = model._finite(model.net.counterfactual_values(
                 tb, torch.from_numpy(feats[sl]).to(dev), torch.from_numpy(drawer[sl]).to(dev),
-                torch.from_numpy(drawn[sl]).to(dev),
+                torch.from_numpy(drawn[sl]).to(dev), torch.from_numpy(probs[sl] > 0).to(dev),
             ))  # fmt: skip
         if expected:
             p = probs[sl].astype(np.float64)

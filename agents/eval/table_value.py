@@ -164,10 +164,11 @@ class TableModel:
             batch = {k: v[idx] for k, v in rows.items()}
             batch["feats"] = ev.feats[hi, ei, ev.actual[hi, ei]]
             cf = torch.from_numpy(ev.feats[hi, ei]).to(self.device)
+            live = torch.from_numpy(ev.probs[hi, ei] > 0).to(self.device)
             vals = self._finite(self.net.counterfactual_values(
                 _tensors(batch, self.device), cf,
                 torch.from_numpy(ev.drawer[hi, ei]).to(self.device),
-                torch.from_numpy(ev.actual[hi, ei]).to(self.device),
+                torch.from_numpy(ev.actual[hi, ei]).to(self.device), live,
             ))  # fmt: skip
             p = ev.probs[hi, ei].astype(np.float64)  # [n, 27]
             p /= p.sum(axis=1, keepdims=True)
