@@ -60,6 +60,7 @@ def bench_ppo(
     bf16: bool = False,
     pool_frac: float = 0.0,
     profile: bool = False,
+    ppo_flags: tuple[str, ...] = (),
 ) -> dict:
     """Decisions/s of PPO iterations and where the time goes.
 
@@ -69,7 +70,7 @@ def bench_ppo(
     device around each part, for exact splits (slower on a GPU). Returns the overall rate,
     each part's share and microseconds per decision, and ``per_iteration`` (each rate).
     """
-    flags = ["--envs", str(envs), "--steps", str(steps)] + (["--bf16"] if bf16 else [])
+    flags = ["--envs", str(envs), "--steps", str(steps), *ppo_flags] + (["--bf16"] if bf16 else [])
     args = ppo.build_parser().parse_args(flags)
     venv = VectorEnv(envs, seed=0, oracle=net.config.oracle_critic)
     pool = [("heuristic", make_agent("heuristic", seed=0))] if pool_frac > 0 else []
@@ -123,7 +124,7 @@ def bench_ppo(
 
 def compare_precisions(
     net: PolicyNet, envs: int, steps: int, budget: float, threads: int, rounds: int = 3,
-    pool_frac: float = 0.0, profile: bool = False,
+    pool_frac: float = 0.0, profile: bool = False, ppo_flags: tuple[str, ...] = (),
 ) -> dict[str, dict]:  # fmt: skip
     """fp32 and bf16 PPO, interleaved in ``rounds`` rounds (same machine state), from the same net."""
     runs: dict[str, list[dict]] = {"fp32": [], "bf16": []}
@@ -131,7 +132,7 @@ def compare_precisions(
         for name, parts in runs.items():
             trial = copy.deepcopy(net).train()
             parts.append(bench_ppo(trial, envs, steps, budget / rounds, threads, name == "bf16",
-                                   pool_frac, profile))  # fmt: skip
+                                   pool_frac, profile, ppo_flags))  # fmt: skip
     out = {}
     for name, parts in runs.items():
         rates = [r for part in parts for r in part["per_iteration"]]
@@ -193,6 +194,10 @@ def main(argv: list[str] | None = None) -> dict:
         action="store_true",
         help="synchronize the device around each part (exact splits, slower)",
     )
+    p.add_argument("--minibatch", type=int_arg(1, 1 << 20), default=None,
+                   help="PPO minibatch rows (default: ppo's)")  # fmt: skip
+    p.add_argument("--ppo-epochs", type=int_arg(1, 1000), default=None,
+                   help="PPO epochs per rollout (default: ppo's)")  # fmt: skip
     p.add_argument(
         "--no-inference", dest="inference", action="store_false", help="skip the act_batch figures"
     )
@@ -218,8 +223,14 @@ def main(argv: list[str] | None = None) -> dict:
     budget = 2.0 if args.quick else args.budget
     log(f"PPO end to end ({args.envs} envs x {args.steps} steps per iteration, {device}), "
         "fp32 and bf16 ...")  # fmt: skip
+    ppo_flags: tuple[str, ...] = ()
+    if args.minibatch is not None:
+        ppo_flags += ("--minibatch", str(args.minibatch))
+    if args.ppo_epochs is not None:
+        ppo_flags += ("--epochs", str(args.ppo_epochs))
     ppo_figs = compare_precisions(net, args.envs, args.steps, 2 * budget, args.threads,
-                                  pool_frac=args.pool_frac, profile=args.profile)  # fmt: skip
+                                  pool_frac=args.pool_frac, profile=args.profile,
+                                  ppo_flags=ppo_flags)  # fmt: skip
     inf1 = inf1024 = float("nan")
     if args.inference:
         log("inference at batch 1 and 1024 ...")
@@ -267,6 +278,7 @@ def main(argv: list[str] | None = None) -> dict:
             "device": str(device),
             "pool_frac": args.pool_frac,
             "profile": args.profile,
+            "ppo_flags": list(ppo_flags),
             "budget_s": budget,
             "ppo": ppo_figs["fp32"],
             "ppo_bf16": ppo_figs["bf16"],

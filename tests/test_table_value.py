@@ -271,3 +271,18 @@ def test_the_head_by_linearity_is_the_head_of_the_rotated_inputs():
     z = torch.cat([rot.flatten(-2), g.unsqueeze(-2).expand(5, 4, 29)], -1)
     v = net.out(torch.relu(net.head2(torch.relu(net.head1(z))))).squeeze(-1)
     torch.testing.assert_close(net.head_values(pre, g), v - v.mean(-1, keepdim=True))
+
+
+def test_a_net_without_planes_reads_no_tiles_and_old_archs_load(events):
+    ev, ids = events
+    rows = rows_of(ev, ids)
+    torch.manual_seed(0)
+    net = TableValueNet(TableValueConfig(seat=16, head=16, embed=4, planes=0))
+    doc = {"rules": RULES.to_dict(), "deal_baseline": [0.0] * 4, "vocab": list(VOCAB)}
+    model = TableModel(net, doc)
+    other = dict(rows, tiles=np.zeros_like(rows["tiles"]))
+    np.testing.assert_allclose(model.values(rows), model.values(other), atol=1e-6)
+    old = {"seat": 16, "head": 16, "embed": 4, "vocab": len(VOCAB), "obs_version": 1}
+    assert TableValueConfig.from_dict(old).planes == 1
+    with pytest.raises(ValueError, match="planes"):
+        TableValueConfig.from_dict({**old, "planes": 2})

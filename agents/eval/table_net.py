@@ -46,12 +46,16 @@ class TableValueConfig:
     embed: int = 8
     vocab: int = len(VOCAB)
     obs_version: int = FEATURES_VERSION
+    planes: int = 1
+    """1: the seats read their tile-count planes; 0: only their ``luck_features`` summary."""
 
     @classmethod
     def from_dict(cls, doc: object) -> TableValueConfig:
         """Validate an ``arch`` object (``ValueError`` on unknown, missing or bad fields)."""
         keys = {"seat", "head", "embed", "vocab", "obs_version"}
-        if not isinstance(doc, dict) or set(doc) != keys:
+        if isinstance(doc, dict) and "planes" not in doc:  # written before the option
+            doc = {**doc, "planes": 1}
+        if not isinstance(doc, dict) or set(doc) != keys | {"planes"}:
             raise ValueError(f"a table-value arch has the keys {sorted(keys)}: {doc}")
         for key in ("seat", "head", "embed"):
             v = doc[key]
@@ -61,7 +65,10 @@ class TableValueConfig:
             raise ValueError(f"arch vocab {doc['vocab']!r} is not this library's {len(VOCAB)}")
         if doc["obs_version"] != FEATURES_VERSION:
             raise ValueError(f"row format {doc['obs_version']!r} is not {FEATURES_VERSION}")
-        return cls(doc["seat"], doc["head"], doc["embed"], len(VOCAB), FEATURES_VERSION)
+        if doc["planes"] not in (0, 1) or isinstance(doc["planes"], bool):
+            raise ValueError(f"arch planes must be 0 or 1, got {doc['planes']!r}")
+        return cls(doc["seat"], doc["head"], doc["embed"], len(VOCAB), FEATURES_VERSION,
+                   doc["planes"])  # fmt: skip
 
     def to_dict(self) -> dict[str, int]:
         """The ``arch`` object."""
@@ -122,7 +129,10 @@ class TableValueNet(nn.Module):
 
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Values of a batch of ``table_rows`` arrays (as tensors) -> ``float[B, 4]``."""
-        pre = self.seat_pre(seat_inputs(batch), batch["lineup"])
+        x = seat_inputs(batch)
+        if not self.config.planes:
+            x = torch.cat([torch.zeros_like(x[..., :81]), x[..., 81:]], dim=-1)
+        pre = self.seat_pre(x, batch["lineup"])
         return self.head_values(pre, global_inputs(batch))
 
     def counterfactual_values(
@@ -152,6 +162,8 @@ class TableValueNet(nn.Module):
         ev, t = torch.nonzero(slots, as_tuple=True)  # the (event, tile) pairs to evaluate
         x = seat_inputs(batch)  # [E, 4, SEAT_IN]
         w = self.seat1.weight  # [S, SEAT_IN + embed]
+        if not self.config.planes:
+            w = torch.cat([torch.zeros_like(w[:, :81]), w[:, 81:]], dim=1)
         emb = self.embed(batch["lineup"].long())
         shared = x[..., :81] @ w[:, :81].T + x[..., 81 + NF :] @ w[:, 81 + NF : SEAT_IN].T
         shared = shared + emb @ w[:, SEAT_IN:].T + self.seat1.bias  # [E, 4, S]

@@ -57,7 +57,7 @@ def ppo_update(
     old_logp = t(buf.logp[:n])
     adv = t(adv_np)
     ret = t(ret_np)
-    sums: dict[str, float] = {}
+    sums: dict[str, torch.Tensor] = {}  # on the device: one download after the epochs
     count = 0
     net.train()
     for _ in range(args.epochs):
@@ -72,7 +72,8 @@ def ppo_update(
                     value = net.oracle_value(oracle[idx])
             logits, value = logits.float(), value.float()
             legal = masks[idx] != 0
-            logp_all = torch.log_softmax(masked_logits(logits, masks[idx]), dim=1)
+            # stored decisions had a legal action (no check here: it would sync the device)
+            logp_all = torch.log_softmax(logits.masked_fill(~legal, float("-inf")), dim=1)
             p_all = logp_all.exp()
             logp = logp_all.gather(1, actions[idx, None]).squeeze(1)
             # -inf at illegal actions: zero them before any product (0 * -inf is nan)
@@ -105,9 +106,11 @@ def ppo_update(
                 ("pg_loss", pg), ("v_loss", v_loss), ("entropy", entropy), ("kl_ref", kl_ref),
                 ("approx_kl", approx_kl), ("clipfrac", clipfrac),
             ):  # fmt: skip
-                sums[key] = sums.get(key, 0.0) + float(val.detach())
+                total = sums.get(key)
+                v64 = val.detach().double()
+                sums[key] = v64 if total is None else total + v64
             count += 1
-    out = {k: v / max(count, 1) for k, v in sums.items()}
+    out = {k: float(v) / max(count, 1) for k, v in sums.items()}
     out["adv_mean"] = float(adv_np.mean()) if n else 0.0
     out["return_mean"] = float(ret_np.mean()) if n else 0.0
     return out

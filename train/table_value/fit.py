@@ -60,7 +60,7 @@ OWNED = (
     "table_value.pt",
     "table_value.json",
 )
-KEEP = ("data", "batch", "lr", "seat", "head", "embed", "lineup_dropout",
+KEEP = ("data", "batch", "lr", "seat", "head", "embed", "planes", "lineup_dropout",
         "val_every", "max_shards", "seed")  # fmt: skip
 """Settings that decide the result: a resume with any other value is refused."""
 PHASES = ("deal", "wall 55-37", "wall 36-19", "wall 18-0", "after a win")
@@ -180,7 +180,7 @@ def _load_state(path: Path, net: TableValueNet, opt: torch.optim.Optimizer) -> d
 def fit(args: argparse.Namespace, train: dict, val: dict) -> tuple[TableValueNet, list[dict]]:
     """Train (resuming from ``state.pt`` when there is one); the best network and the history."""
     torch.manual_seed(args.seed)  # the initial weights: the same in every run of this seed
-    net = TableValueNet(TableValueConfig(args.seat, args.head, args.embed))
+    net = TableValueNet(TableValueConfig(args.seat, args.head, args.embed, planes=int(args.planes)))
     state_path = args.out / "state.pt"
     counters = {"epoch": 0, "best": float("inf"), "best_epoch": 0}
     best_path = args.out / "best-weights.pt"
@@ -240,6 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seat", type=int_arg(4, 1024), default=64, help="seat encoder width")
     p.add_argument("--head", type=int_arg(4, 1024), default=128, help="head width")
     p.add_argument("--embed", type=int_arg(1, 64), default=8, help="policy embedding width")
+    p.add_argument("--no-planes", dest="planes", action="store_false",
+                   help="the seats read their luck_features summary only, not their tiles")  # fmt: skip
     p.add_argument("--lineup-dropout", type=float_arg(0, 1), default=0.3,
                    help="chance a seat's policy is replaced by 'unknown' in training")  # fmt: skip
     p.add_argument("--val-every", type=int_arg(2, 1000), default=20,
