@@ -169,7 +169,7 @@ def test_tiny_seq_run_learns_resumes_and_reports(data, tmp_path):
             "--seq-embed", "8", "--batch", "64", "--lr", "3e-3", "--hidden", "32", "--layers",
             "1", "--tile-channels", "8", "--val-every", "4", "--val-rows", "800",
             "--eval-every", "20", "--threads", "1", "--quiet"]  # fmt: skip
-    belief.main([*argv, "--epochs", "1", "--minutes", "0.001"])  # stops after a step or two
+    belief.main([*argv, "--epochs", "4", "--minutes", "0.001"])  # stops after a step or two
     state = torch.load(run / "state.pt", weights_only=True)["counters"]
     assert 1 <= state["step"] < 10 and state["epoch"] == 0
     last = belief.main([*argv, "--epochs", "4", "--resume", "--ship", str(tmp_path / "s.pt")])

@@ -153,3 +153,22 @@ def replay_events(
             dist, feats[i], probs[i], actual[i], drawer[i], scores_at[i], final[i], tiles[i],
             wallc[i], voids[i],
         )  # fmt: skip
+
+
+@njit(parallel=True)
+def state_rows(
+    states, rules, flags, dist, feats, probs, tiles, wallc, voids, drawn, drawer, ok
+) -> None:
+    """Each post-draw state's features (all 27 draws), probabilities and planes.
+
+    For ``table_states.state_values``; ``ok[i]`` is 0 for a state not right after a draw.
+    """
+    for i in numba.prange(states.shape[0]):
+        st = states[i]
+        if st.phase != PH_TURN or not st.drawn or st.drawn_tile < 0:
+            ok[i] = 0
+            continue
+        ok[i] = 1
+        drawn[i] = draw_event(st, rules, flags, dist, feats[i], probs[i])  # leaves st as it was
+        drawer[i] = st.to_act
+        table_planes(st, tiles[i], wallc[i], voids[i])

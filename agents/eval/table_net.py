@@ -118,7 +118,7 @@ class TableValueNet(nn.Module):
         w = self.head1.weight  # [H, 4 S + GLOBAL_IN]: blocks of the seats in seen order
         # head1 of seat k's input [e_k, e_k+1, e_k+2, e_k+3, g] by linearity: each seat's
         # code through each block once, then summed in seat k's order (no gathered copies)
-        blocks = (e @ w[:, : 4 * s].reshape(h_n, 4, s).permute(2, 1, 0).reshape(s, 4 * h_n))
+        blocks = e @ w[:, : 4 * s].reshape(h_n, 4, s).permute(2, 1, 0).reshape(s, 4 * h_n)
         blocks = blocks.reshape(*e.shape[:-1], 4, h_n)  # [..., seat, seen position, H]
         h1 = (g @ w[:, 4 * s :].T + self.head1.bias).unsqueeze(-2)  # [..., 1, H]
         for j in range(4):

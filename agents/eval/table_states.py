@@ -15,31 +15,15 @@ from ``TableModel.values`` on its rows.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import torch
-from sichuan_env.agents.eval.luck_features import NF, draw_event
-from sichuan_env.agents.eval.luck_replay import table_planes
+from sichuan_env.agents.eval.luck_features import NF
+from sichuan_env.agents.eval.luck_replay import state_rows
 from sichuan_env.agents.eval.table_value import TableModel
 
-from sichuan_env._jit import njit
-from sichuan_env.engine.state import PH_TURN, STATE_DTYPE
+from sichuan_env.engine.state import STATE_DTYPE
 from sichuan_env.kernels.tables import get_tables
 from sichuan_env.rules.config import RuleConfig, kernel_rules
-
-
-@njit(parallel=True)
-def _rows(states, rules, flags, dist, feats, probs, tiles, wallc, voids, drawn, drawer, ok):
-    """Each post-draw state's features (all 27 draws), probabilities and planes."""
-    for i in numba.prange(states.shape[0]):
-        st = states[i]
-        if st.phase != PH_TURN or not st.drawn or st.drawn_tile < 0:
-            ok[i] = 0
-            continue
-        ok[i] = 1
-        drawn[i] = draw_event(st, rules, flags, dist, feats[i], probs[i])  # leaves st as it was
-        drawer[i] = st.to_act
-        table_planes(st, tiles[i], wallc[i], voids[i])
 
 
 def state_values(
@@ -81,7 +65,7 @@ def state_values(
     drawer = np.zeros(n, np.int64)
     ok = np.zeros(n, np.int8)
     t = get_tables()
-    _rows(states, kernel_rules(rules), t["FLAGS"], t["DIST"], feats, probs, tiles, wallc, voids,
+    state_rows(states, kernel_rules(rules), t["FLAGS"], t["DIST"], feats, probs, tiles, wallc, voids,
           drawn, drawer, ok)  # fmt: skip
     if not ok.all():
         bad = np.flatnonzero(ok == 0)[:5].tolist()

@@ -94,7 +94,9 @@ class TableModel:
         A model whose weights pass every load check can still overflow; this finds most
         such models before a match is played (``corrections`` checks every value too).
         """
-        probe = {k: np.zeros((2, *shape), dtype=dt) for k, (shape, dt) in ROW_FIELDS.items()}
+        probe: dict[str, np.ndarray] = {
+            k: np.zeros((2, *shape), dtype=dt) for k, (shape, dt) in ROW_FIELDS.items()
+        }
         probe["tiles"][1] = 4
         probe["wallc"][1] = 4
         probe["feats"][1] = 1
