@@ -286,3 +286,22 @@ def test_a_net_without_planes_reads_no_tiles_and_old_archs_load(events):
     assert TableValueConfig.from_dict(old).planes == 1
     with pytest.raises(ValueError, match="planes"):
         TableValueConfig.from_dict({**old, "planes": 2})
+
+
+def test_sichuan_eval_fine_tune_runs_cross_fitted_and_refuses_what_it_cannot_do(tmp_path, capsys):
+    from sichuan_env.agents.eval import cli
+
+    out = tmp_path / "r.json"
+    doc = cli.main(["--lineup", "heuristic", "random", "random", "random", "--walls", "8",
+                    "--value-model", "table_value", "--fine-tune", "1", "--quiet",
+                    "--json", str(out)])  # fmt: skip
+    assert doc["adjusted"] and doc["agents"]["heuristic"]["points_per_hand_adjusted"] is not None
+    base = ["--lineup", "heuristic", "random", "random", "random", "--walls", "8", "--quiet"]
+    for extra, why in ((["--fine-tune", "1"], "add --value-model table_value"),
+                       (["--fine-tune", "1", "--value-model", "table_value", "--target-ci", "0.1"],
+                        "does not take --target-ci"),
+                       (["--fine-tune", "1", "--no-adjust"], "drop --no-adjust")):  # fmt: skip
+        with pytest.raises(SystemExit) as exc:
+            cli.main(base + extra)
+        assert exc.value.code == 2
+        assert why in capsys.readouterr().err

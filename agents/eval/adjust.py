@@ -134,7 +134,9 @@ class Corrections:
         self.lineup = list(lineup) if lineup is not None else None
         self.fine_tune = fine_tune
         if fine_tune and (self.lineup is None or not _reads_lineups(model)):
-            raise ValueError("--fine-tune needs the whole-table value model and the lineup")
+            raise ValueError(
+                "--fine-tune fine-tunes the whole-table value model: add --value-model table_value"
+            )
         self.seconds = 0.0
         self._done: list[np.ndarray] = []
         self._n = 0

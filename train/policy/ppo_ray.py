@@ -169,7 +169,7 @@ class RolloutWorker:
             "t_collect": time.perf_counter() - t0,
             "cpu_collect": time.process_time() - c0,
         }
-        self.coll.stats.update(t_env=0.0, t_policy=0.0, t_opp=0.0, steps=0)
+        self.coll.stats.update({**dict.fromkeys(STAT_KEYS, 0.0), "steps": 0})
         points = {name: list(pts) for name, pts in self.coll.hand_points.items()}
         for pts in self.coll.hand_points.values():
             pts.clear()
@@ -222,7 +222,7 @@ class RayRollouts:
             )
             for w, n in enumerate(split(args.envs, args.workers))
         ]
-        self.stats: dict[str, float] = {"t_env": 0.0, "t_policy": 0.0, "t_opp": 0.0, "steps": 0}
+        self.stats: dict[str, float] = {**dict.fromkeys(STAT_KEYS, 0.0), "steps": 0}
         self.worker_stats: list[dict[str, float]] = []  # each worker's, of the last rollout
         self.hand_points: dict[str, list[float]] = {name: [] for name, _ in pool}
 
