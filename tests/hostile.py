@@ -1,10 +1,14 @@
-"""``rejects``: a call must raise a clear error and leave every object exactly as it was."""
+"""``rejects``: a call must raise a clear error and leave every object exactly as it was;
+``exits_in_one_line``: a CLI's ``main`` exits with one ``error:`` line; ``files_of``: a folder's
+files and bytes (nothing lost)."""
 
 from __future__ import annotations
 
 import copy
 import pickle
+import re
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -56,3 +60,22 @@ def rejects(
     assert isinstance(info.value, ALLOWED), f"{type(info.value).__name__} is outside the contract"
     assert snapshot(obj) == before, "a rejected call changed the object's state"
     return info.value
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` with its bytes."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def exits_in_one_line(main, argv: list[str], code: int, capsys, pattern: str) -> str:
+    """``main(argv)`` exits ``code`` with one ``error:`` line matching ``pattern``, no traceback."""
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    err = capsys.readouterr().err
+    lines = [x for x in err.strip().splitlines() if x.strip()]
+    assert info.value.code == code, err
+    assert "Traceback" not in err and ": error: " in lines[-1], err
+    assert re.search(pattern, lines[-1]), lines[-1]
+    return lines[-1]

@@ -4,29 +4,25 @@
   ``torch.equal``), and a setting that would change the result is refused, naming
   its flag (``sichuan_env.train.common.refuse_changed_settings``);
 - ``--minutes`` is this call's budget, ``--run-minutes`` the run's;
-- the expert-iteration driver checks the value model before any work;
 - a checkpoint write that fails (``torch.save``'s ``RuntimeError`` included) is one
   line, and every file of the run is as it was;
-- provenance says ``unknown`` for a source checkout whose commit git cannot give.
+(the expert-iteration driver and provenance: ``test_hardening4_exit.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from hostile import exits_in_one_line, files_of
 
 torch = pytest.importorskip("torch")
 
-import sichuan_env.train.policy.exit as ex
 import sichuan_env.train.policy.search_distill as sd
 import sichuan_env.train.policy.search_labels as sl
-from sichuan_env.agents import checkpoint
 from sichuan_env.agents.nn.policy import PolicyConfig, PolicyNet
 from sichuan_env.agents.nn.torch_agent import save_checkpoint
 from sichuan_env.train import common, value
@@ -51,22 +47,8 @@ def _same_weights(a: Path, b: Path) -> None:
     assert all(torch.equal(wa[k], wb[k]) for k in wa), f"{a} and {b} differ"
 
 
-def _files(folder: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
-    }
-
-
-def _exits(main, argv: list[str], code: int, capsys, pattern: str) -> str:
-    """``main(argv)`` exits ``code`` with one ``error:`` line matching ``pattern``, no traceback."""
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    err = capsys.readouterr().err
-    lines = [x for x in err.strip().splitlines() if x.strip()]
-    assert info.value.code == code, err
-    assert "Traceback" not in err and ": error: " in lines[-1], err
-    assert re.search(pattern, lines[-1]), lines[-1]
-    return lines[-1]
+_files = files_of
+_exits = exits_in_one_line
 
 
 # ------------------------------------------------------------------------- search_distill
@@ -403,97 +385,3 @@ def test_a_state_that_is_not_the_checkpoint_s_is_refused(tmp_path):
     with pytest.raises(ValueError, match="does not belong"):
         common.check_state_matches({"last_sha256": "a" * 64}, {"sha256": "b" * 64}, tmp_path)
     common.check_state_matches({}, {"sha256": "b" * 64}, tmp_path)  # runs saved before it
-
-
-# ------------------------------------------------------------------- expert iteration
-
-
-TINY = ["--hands", "8", "--samples", "2", "--epochs", "1", "--select-walls", "4",
-        "--eval-walls", "4", "--anchor-decisions", "500", "--threads", "1"]  # fmt: skip
-
-
-@pytest.fixture
-def damaged_luck(tmp_path, monkeypatch):
-    """The shipped folder with a damaged value model (its weights cut short)."""
-    shipped = tmp_path / "shipped"
-    shipped.mkdir()
-    src = Path(checkpoint.SHIPPED_DIR)
-    shutil.copy(src / "luck.json", shipped / "luck.json")
-    data = (src / "luck.pt").read_bytes()
-    (shipped / "luck.pt").write_bytes(data[: len(data) // 2])
-    monkeypatch.setattr(checkpoint, "SHIPPED_DIR", shipped)
-
-    def no_work(*args, **kwargs):
-        raise AssertionError("the driver started work with a damaged value model")
-
-    monkeypatch.setattr(ex, "run_round", no_work)
-    return src / "distill.pt"
-
-
-def test_exit_checks_the_value_model_before_any_work(damaged_luck, tmp_path, capsys):
-    run = tmp_path / "run"
-    argv = ["--run", str(run), "--init", str(damaged_luck), *TINY]
-    line = _exits(ex.main, argv, 1, capsys, "value model cannot be loaded")
-    assert "luck" in line
-    assert not run.exists()  # nothing written
-
-
-def test_exit_resume_checks_the_value_model_first(damaged_luck, tmp_path, capsys):
-    run = tmp_path / "run"
-    run.mkdir()
-    args = vars(
-        ex.build_parser().parse_args(["--run", str(run), "--init", str(damaged_luck), *TINY])
-    )
-    ex.write_state(run, {"settings": {k: args[k] for k in ex.SETTINGS}, "rounds": []})
-    before = _files(run)
-    argv = ["--run", str(run), "--init", str(damaged_luck), *TINY, "--resume"]
-    _exits(ex.main, argv, 1, capsys, "value model cannot be loaded")
-    assert _files(run) == before
-
-
-def test_exit_resume_with_other_settings_names_the_flags(tmp_path, capsys, monkeypatch):
-    run = tmp_path / "run"
-    run.mkdir()
-    init = Path(checkpoint.SHIPPED_DIR) / "distill.pt"
-    args = vars(ex.build_parser().parse_args(["--run", str(run), "--init", str(init), *TINY]))
-    ex.write_state(run, {"settings": {k: args[k] for k in ex.SETTINGS}, "rounds": []})
-    monkeypatch.setattr(ex, "run_round", lambda *a, **k: pytest.fail("work started"))
-    argv = ["--run", str(run), "--init", str(init), *TINY, "--resume", "--no-claims", "--lr", "0.1"]
-    line = _exits(ex.main, argv, 1, capsys, "other settings")
-    assert "--no-claims True (now False)" in line and "--lr 0.0001 (now 0.1)" in line
-
-
-# --------------------------------------------------------------------------- provenance
-
-
-def test_a_source_checkout_without_git_records_an_unknown_commit(monkeypatch):
-    from importlib.metadata import version
-
-    monkeypatch.setenv("PATH", "")  # git cannot run
-    got = common.git_commit()
-    assert (
-        got == f"unknown (git unavailable; sichuan-env {version('sichuan-env')} editable checkout)"
-    )
-
-    def broken(*args, **kwargs):
-        raise OSError("no git")
-
-    monkeypatch.setattr(subprocess, "run", broken)  # git_commit: train/provenance.py
-    assert common.git_commit().startswith("unknown (git unavailable;")
-
-
-def test_a_wheel_records_its_version_and_a_copied_tree_an_unknown_commit(tmp_path):
-    from importlib.metadata import version
-
-    wheel = tmp_path / "site-packages" / "sichuan_env" / "train"
-    wheel.mkdir(parents=True)
-    assert common.git_commit(wheel) == f"sichuan-env=={version('sichuan-env')}"
-    tree = tmp_path / "src"  # a source tree git knows nothing of (an unpacked sdist)
-    (tree / "train").mkdir(parents=True)
-    shutil.copy(ROOT / "pyproject.toml", tree / "pyproject.toml")
-    if shutil.which("git") is not None:
-        top = subprocess.run(["git", "-C", str(tree), "rev-parse", "--show-toplevel"],
-                             capture_output=True, text=True, check=False)  # fmt: skip
-        if top.returncode == 0:
-            pytest.skip("the temporary folder lies inside a git repository")
-        assert common.git_commit(tree / "train").startswith("unknown (git could not tell;")

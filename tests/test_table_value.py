@@ -64,10 +64,8 @@ def test_vocab_ids_resolve_aliases_and_unknowns():
 
 
 @njit
-def _planes_after_swap(states, wall, dealer, offset, log, n_log, rules, flags, waits, target, t,
-                       tiles, wallc, voids):  # fmt: skip
-    """Replay to draw event ``target``, swap a later copy of ``t`` into the drawer's hand, and
-    take the planes of that (real) state; returns the drawn tile, or -1 when not possible."""
+def _state_at(states, wall, dealer, offset, log, n_log, rules, flags, waits, target):
+    """Replay into ``states[0]`` up to draw event ``target``; returns 1 when it got there."""
     deal(states, 0, wall, dealer, offset, rules)
     st = states[0]
     e = 1
@@ -76,18 +74,29 @@ def _planes_after_swap(states, wall, dealer, offset, log, n_log, rules, flags, w
         apply(st, log[j] % 128, rules, flags, waits)
         if st.draws.sum() > before and st.phase == PH_TURN and st.drawn:
             if e == target:
-                drawn = st.drawn_tile
-                if drawn == t:
-                    return -1
-                for q in range(st.head, st.tail + 1):
-                    if st.wall[q] == t:
-                        st.wall[q] = drawn
-                        st.hands[st.to_act, drawn] -= 1
-                        st.hands[st.to_act, t] += 1
-                        table_planes(st, tiles, wallc, voids)
-                        return drawn
-                return -1
+                return 1
             e += 1
+    return 0
+
+
+@njit
+def _planes_after_swap(states, wall, dealer, offset, log, n_log, rules, flags, waits, target, t,
+                       tiles, wallc, voids):  # fmt: skip
+    """At draw event ``target``, swap a later copy of ``t`` into the drawer's hand, and take
+    the planes of that (real) state; returns the drawn tile, or -1 when not possible."""
+    if not _state_at(states, wall, dealer, offset, log, n_log, rules, flags, waits, target):
+        return -1
+    st = states[0]
+    drawn = st.drawn_tile
+    if drawn == t:
+        return -1
+    for q in range(st.head, st.tail + 1):
+        if st.wall[q] == t:
+            st.wall[q] = drawn
+            st.hands[st.to_act, drawn] -= 1
+            st.hands[st.to_act, t] += 1
+            table_planes(st, tiles, wallc, voids)
+            return drawn
     return -1
 
 
@@ -208,22 +217,6 @@ def test_cross_fitted_corrections_fit_on_the_other_half_only(records, events, mo
     few = [i for i, (w, _, _) in enumerate(records) if w < 3]
     with pytest.raises(ValueError, match="at least 4 walls"):
         tf.cross_fitted_corrections(model, [records[i] for i in few], ids[few])
-
-
-@njit
-def _state_at(states, wall, dealer, offset, log, n_log, rules, flags, waits, target):
-    """Replay into ``states[0]`` up to draw event ``target``; returns 1 when it got there."""
-    deal(states, 0, wall, dealer, offset, rules)
-    st = states[0]
-    e = 1
-    for j in range(n_log):
-        before = st.draws.sum()
-        apply(st, log[j] % 128, rules, flags, waits)
-        if st.draws.sum() > before and st.phase == PH_TURN and st.drawn:
-            if e == target:
-                return 1
-            e += 1
-    return 0
 
 
 def test_state_values_are_the_values_of_the_replayed_rows(records, events):

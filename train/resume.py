@@ -139,6 +139,22 @@ def refuse_changed_settings(
                    "run continues the same run: give its settings, or start another --run")  # fmt: skip
 
 
+def refuse_changed_file(
+    prog: str, p: argparse.ArgumentParser, run: Path, path: Path, current: Mapping[str, Any]
+) -> None:
+    """``refuse_changed_settings`` against the settings a run wrote to ``path`` (its JSON).
+
+    A file that cannot be read, or holds no settings object, ends the resume too (one line).
+    """
+    try:
+        stored = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        fail(prog, f"cannot resume: {path} cannot be read ({exc})")
+    if not isinstance(stored, dict):
+        fail(prog, f"cannot resume: {path} holds no run settings")
+    refuse_changed_settings(prog, p, run, {k: stored.get(k) for k in current}, current)
+
+
 def add_budget_args(p: argparse.ArgumentParser, minutes: float, unit: str = "epoch") -> None:
     """``--minutes`` (this call's wall-clock budget) and ``--run-minutes`` (the run's, all calls)."""
     p.add_argument("--minutes", type=float_arg(0, 10**6), default=minutes,

@@ -52,11 +52,11 @@ from sichuan_env.agents.eval.luck_features import NF
 from sichuan_env.train.common import (
     command_line,
     git_commit,
-    refuse_changed_settings,
     seeded_build,
     setup,
     write_failure,
 )
+from sichuan_env.train.resume import refuse_changed_file
 
 from sichuan_env import RuleConfig
 from sichuan_env._cli import (
@@ -262,14 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     conf["out"] = str(args.out)
     conf_path = args.out / "value.json"
     if resumed and conf_path.exists():
-        try:
-            old = json.loads(conf_path.read_text("utf-8"))
-        except (OSError, ValueError) as exc:
-            fail(PROG, f"cannot resume: {conf_path} cannot be read ({exc})")
-        if not isinstance(old, dict):
-            fail(PROG, f"cannot resume: {conf_path} is not a value-model run's settings")
-        data = {k: conf[k] for k in DATA_SETTINGS}
-        refuse_changed_settings(PROG, p, args.out, {k: old.get(k) for k in DATA_SETTINGS}, data)
+        refuse_changed_file(PROG, p, args.out, conf_path, {k: conf[k] for k in DATA_SETTINGS})
     args.out.mkdir(parents=True, exist_ok=True)
     write_atomic(conf_path, json.dumps(conf, indent=1) + "\n")
     setup(args.threads, args.seed)

@@ -111,7 +111,7 @@ def corrections_with_bar(
     with progress_bar(*columns, disable=not progress) as bar:
         task = bar.add_task("luck adjustment", total=len(records))
         advance = lambda k: bar.advance(task, k)
-        if lineups is not None and hasattr(model, "corrections_of") and _reads_lineups(model):
+        if lineups is not None and _reads_lineups(model):
             return model.corrections(records, lineups, progress=advance)
         return model.corrections(records, progress=advance)
 

@@ -280,17 +280,22 @@ class LuckModel:
 
 
 def load_for(
-    rules: RuleConfig, spec: str | os.PathLike | None = SHIPPED
-) -> tuple[LuckModel | None, str]:
+    rules: RuleConfig,
+    spec: str | os.PathLike | None = SHIPPED,
+    loader: Callable[[str | os.PathLike], Any] | None = None,
+    what: str = "the value model",
+) -> tuple[Any, str]:
     """``(model, why)``: the value model for ``rules``, or None and a one-line reason.
 
     ``spec`` None turns the adjustment off. A model of other rules, or no usable model
     (torch missing, a damaged file), gives None and says why; never raises for those.
+    ``loader`` loads ``spec`` (default ``LuckModel.load``; the whole-table model passes
+    its own), ``what`` names the model in the reason.
     """
     if spec is None:
         return None, "luck adjustment off"
     try:
-        model = LuckModel.load(spec)
+        model = (loader or LuckModel.load)(spec)
     except (ValueError, OSError) as exc:
         return None, f"no luck adjustment: the value model cannot be loaded ({exc})"
     if not model.covers(rules):
@@ -298,4 +303,4 @@ def load_for(
             f"no luck adjustment: the value model was trained on the rules "
             f"{rules_name(model.rules)!r}, not {rules_name(rules)!r} (plain estimates only)"
         )
-    return model, "luck-adjusted with the value model " + str(spec)
+    return model, f"luck-adjusted with {what} {spec}"

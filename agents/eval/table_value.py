@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 from sichuan_env.agents import checkpoint
-from sichuan_env.agents.eval.luck import Corrections, rules_name
+from sichuan_env.agents.eval.luck import Corrections, load_for
 from sichuan_env.agents.eval.luck_events import CHUNK, Events, extract
 from sichuan_env.agents.eval.table_net import TableValueConfig, TableValueNet
 from sichuan_env.agents.eval.table_rows import ROW_FIELDS, UNKNOWN, VOCAB
@@ -243,20 +243,12 @@ def load_table_for(
     or its ``.pt``) a ``luck.LuckModel``. A damaged file or a model of other rules gives
     None and says why; never raises for those.
     """
-    if spec is None:
-        return None, "luck adjustment off"
-    if not is_table_model(spec):
-        from sichuan_env.agents.eval.luck import load_for
-
+    if spec is None or not is_table_model(spec):
         return load_for(rules, spec)
-    try:
-        model = TableModel.load(spec, device)
+
+    def load(s: str | os.PathLike) -> TableModel:
+        model = TableModel.load(s, device)
         model.check_outputs()
-    except (ValueError, OSError) as exc:
-        return None, f"no luck adjustment: the value model cannot be loaded ({exc})"
-    if not model.covers(rules):
-        return None, (
-            f"no luck adjustment: the value model was trained on the rules "
-            f"{rules_name(model.rules)!r}, not {rules_name(rules)!r} (plain estimates only)"
-        )
-    return model, "luck-adjusted with the whole-table value model " + str(spec)
+        return model
+
+    return load_for(rules, spec, load, "the whole-table value model")

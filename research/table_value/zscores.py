@@ -42,7 +42,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", default="table_value", help="which adjusted samples")
     p.add_argument("--plot", type=Path, default=None)
     p.add_argument("--json", type=Path, default=None)
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --plot / --json")
     args = p.parse_args(argv)
+    for out in (args.plot, args.json):
+        if out is not None and out.exists() and not args.overwrite:
+            p.error(f"{out} exists: pass --overwrite to replace it")
     refs = args.reference * len(args.runs) if len(args.reference) == 1 else args.reference
     if len(refs) != len(args.runs):
         p.error("give one --reference, or one per run")

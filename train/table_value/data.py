@@ -29,8 +29,9 @@ import numpy as np
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from sichuan_env.agents.eval.evaluate import make_lineup_agents, play_block, wall_seeds_of
 from sichuan_env.agents.eval.luck_events import extract
-from sichuan_env.agents.eval.table_rows import ROW_FIELDS, seat_ids, vocab_id
+from sichuan_env.agents.eval.table_rows import ROW_FIELDS, rows_of, seat_ids, vocab_id
 from sichuan_env.train.common import command_line, git_commit, setup
+from sichuan_env.train.resume import refuse_changed_file
 from sichuan_env.train.value import lineup_of, parse_mix
 
 from sichuan_env import RuleConfig
@@ -38,7 +39,6 @@ from sichuan_env._cli import (
     MAX_SEED,
     add_overwrite,
     claim_output_or_exit,
-    fail,
     int_arg,
     run,
     write_atomic,
@@ -72,16 +72,9 @@ def block_data(lineup: list[str], records: list[tuple[int, dict]], rules: RuleCo
     """The rows of one played block (``[(slot, record)]``, slot ``4 * wall + rotation``)."""
     ev = extract([r for _, r in records], rules)
     ids = np.stack([seat_ids(lineup, slot % 4) for slot, _ in records])
-    rows = rows_of_events(ev, ids)
+    rows = rows_of(ev, ids)
     rows["hand"] = np.repeat(np.arange(len(records), dtype=np.int32), ev.n_events)
     return rows
-
-
-def rows_of_events(ev, ids: np.ndarray) -> dict[str, np.ndarray]:
-    """``table_rows.rows_of`` (a seam for the tests)."""
-    from sichuan_env.agents.eval.table_rows import rows_of
-
-    return rows_of(ev, ids)
 
 
 def _npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
@@ -191,14 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     conf = {k: getattr(args, k) for k in KEEP}
     conf_path = args.out / "data.json"
     if resumed and conf_path.exists():
-        try:
-            old = json.loads(conf_path.read_text("utf-8"))
-        except (OSError, ValueError) as exc:
-            fail(PROG, f"cannot resume: {conf_path} cannot be read ({exc})")
-        changed = [k for k in KEEP if not isinstance(old, dict) or old.get(k) != conf[k]]
-        if changed:
-            fail(PROG, f"cannot resume: {args.out} was started with other "
-                       f"{', '.join('--' + k.replace('_', '-') for k in changed)} ({conf_path})")  # fmt: skip
+        refuse_changed_file(PROG, p, args.out, conf_path, conf)
     args.out.mkdir(parents=True, exist_ok=True)
     rules = RuleConfig.preset(args.preset)
     doc = dict(conf, rules=rules.to_dict(), vocab_check={n: vocab_id(n) for n in args.mix},

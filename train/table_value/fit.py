@@ -37,6 +37,7 @@ from sichuan_env.agents.eval.table_net import TableValueConfig, TableValueNet
 from sichuan_env.agents.eval.table_rows import UNKNOWN, VOCAB
 from sichuan_env.agents.eval.table_value import KIND
 from sichuan_env.train.common import command_line, git_commit, setup
+from sichuan_env.train.resume import refuse_changed_file
 from sichuan_env.train.table_value.data import load_shard
 
 from sichuan_env import RuleConfig
@@ -216,6 +217,9 @@ def fit(args: argparse.Namespace, train: dict, val: dict) -> tuple[TableValueNet
         r2 = r2_by_phase(predict(net, val), val)
         entry = {"epoch": epoch + 1, "val_mse": r2["all"]["mse"], "val_r2": r2["all"]["r2"],
                  "seconds": round(time.time() - t0, 1)}  # fmt: skip
+        if not np.isfinite(entry["val_mse"]):
+            raise ValueError(f"epoch {epoch + 1}: the held-out error is not finite (the fit "
+                             "diverged; try a smaller --lr); nothing of this epoch is saved")  # fmt: skip
         history.append(entry)
         print(f"epoch {epoch + 1}/{args.epochs}: held-out R2 {entry['val_r2']:.4f} "
               f"(MSE {entry['val_mse']:.3f}, {entry['seconds']:.0f} s)", flush=True)  # fmt: skip
@@ -266,14 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     conf = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k in KEEP}
     conf_path = args.out / "fit.json"
     if resumed and conf_path.exists():
-        try:
-            old = json.loads(conf_path.read_text("utf-8"))
-        except (OSError, ValueError) as exc:
-            fail(PROG, f"cannot resume: {conf_path} cannot be read ({exc})")
-        changed = [k for k in KEEP if not isinstance(old, dict) or old.get(k) != conf[k]]
-        if changed:
-            fail(PROG, "cannot resume: these settings differ from the run's ("
-                       f"{conf_path}): {', '.join('--' + k.replace('_', '-') for k in changed)}")  # fmt: skip
+        refuse_changed_file(PROG, p, args.out, conf_path, conf)
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.time()
     try:
