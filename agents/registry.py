@@ -294,6 +294,11 @@ register(
     "distill-search128-z1_5-after-win",
     "sichuan_env.agents.search.hybrid:distill_search128_z15_after_win",
 )
+register("distill-valueleaf8", "sichuan_env.agents.search.value_leaf:distill_valueleaf")
+register(
+    "distill-valueleaf8-after-win",
+    "sichuan_env.agents.search.value_leaf:distill_valueleaf_after_win",
+)
 # the shipped checkpoints (agents/checkpoints/ holds data only); strings: torch stays unimported
 register("bc", "sichuan_env.agents.nn.torch_agent:load_bc")
 register("ppo", "sichuan_env.agents.nn.torch_agent:load_ppo")

@@ -113,6 +113,9 @@ class HybridAgent(BaseAgent):
             (a registered name, a ``.pt`` path, a ``PolicyNet`` or a network agent): a
             smaller one distilled from it costs less per decision
             (``agents/checkpoints/rollout-aux.pt``). None: ``net``.
+        search: a searcher made already, used instead of the rollout search (and the
+            search knobs above): anything with ``act_states(states, masks, rules,
+            prior=...)`` and ``reset``, e.g. ``value_leaf.ValueLeafSearch``.
 
     Raises:
         ValueError: bad knobs, a network that reads states, or network rollouts with a
@@ -138,6 +141,7 @@ class HybridAgent(BaseAgent):
         rules: RuleConfig | None = None,
         rollouts: str = "style",
         rollout_net: object = None,
+        search: Any = None,
     ) -> None:
         from sichuan_env.agents.registry import make_agent
 
@@ -160,14 +164,19 @@ class HybridAgent(BaseAgent):
         rules = RuleConfig() if rules is None else rules
         knobs: dict[str, Any] = {"samples": samples, "gap": gap, "z": z, "rules": rules}
         knobs["claims"] = self.claims
+        self.search: Any
         self.rollouts = rollouts
         if rollouts != "style":
             knobs["rollout_net"] = self.net if rollout_net is None else rollout_net
             knobs["rollout_seats"] = rollouts
-        if self.belief:  # resampling needs more draws than the closest-to-ready rule
+        if search is not None:
+            if not callable(getattr(search, "act_states", None)):
+                raise InputTypeError("search must have act_states(states, masks, rules, prior=)")
+            self.search = search
+        elif self.belief:  # resampling needs more draws than the closest-to-ready rule
             from sichuan_env.agents.search.belief_agent import BeliefSearchAgent
 
-            self.search: SearchAgent = BeliefSearchAgent(seed, draws=max(draws, 32), **knobs)
+            self.search = BeliefSearchAgent(seed, draws=max(draws, 32), **knobs)
         else:
             self.search = SearchAgent(seed, draws=draws, **knobs)
         self.rules = rules

@@ -74,6 +74,8 @@ CASES: dict[str, dict[str, Any] | str] = {
     "hybrid-won-s128-z1.5": {"late": -1, "after_win": True, "samples": 128, "z": 1.5},
     "hybrid-won-s256": {"late": -1, "after_win": True, "samples": 256},
     "hybrid-won-s256-z1.5": {"late": -1, "after_win": True, "samples": 256, "z": 1.5},
+    "valueleaf-always": "distill-valueleaf8",
+    "valueleaf-won": "distill-valueleaf8-after-win",
 }
 """Label -> a registered agent, or the ``HybridAgent`` knobs (network ``distill`` unless named)."""
 

@@ -1,0 +1,317 @@
+"""Value-leaf search: determinized look-ahead to the next draw, then the whole-table value ``V``.
+
+At an own-turn decision of seat ``me``, every candidate action (as the rollout
+search: each legal kong and each discard within ``gap`` shanten of the best; a
+legal win is always taken) is scored in ``samples`` *determinizations* (everything
+``me`` cannot see drawn again, ``sichuan_env.agents.search.determinize``) by
+applying it and letting every seat play its rule-based style only until the next
+draw from the wall (the claims on the discard, a pong's discard, a kong's
+replacement draw: depth ``d = 0`` in draws), and then reading the whole-table value
+network there with the exact expectation over that draw
+(``table_states.state_values(expected=True)``: the mean of ``V`` over every tile the
+drawer could have drawn). A candidate's value in a sample is ``me``'s points gained
+on the way plus ``me``'s value at the leaf; a hand that ends on the way is worth its
+points. Every candidate meets the same determinizations (common random numbers),
+and a candidate replaces the default (the network's choice, given as ``prior``, or
+the style's) only when its mean gain is more than ``z`` standard errors above zero
+(``rollout.search_choice``).
+
+Where the rollout search plays each sample to the end of the hand (a noisy
+sample of everything after), a leaf here costs one batched evaluation of ``V``
+over at most 27 draws: a few samples suffice, and it can run at every own turn.
+The leaves of all the rows of a batch are found in numba (in parallel over the
+rows) and scored by ``V`` in one batched call, on the CPU or a device.
+
+Only what ``me`` may see is used: the hidden hands and the wall are redrawn before
+any candidate is played (``tests/test_value_leaf.py`` checks that states differing
+only in hidden facts get the same answer).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from sichuan_env.agents.base import BaseAgent, check_seed
+from sichuan_env.agents.rule_based.fused import STYLES, style_action
+from sichuan_env.agents.search.agent import _public_seed, check_prior, check_states
+from sichuan_env.agents.search.determinize import BELIEF_COLUMNS
+from sichuan_env.agents.search.rollout import (
+    MAX_CANDIDATES,
+    draw_sample,
+    search_choice,
+    search_start,
+)
+
+from sichuan_env import RuleConfig
+from sichuan_env._jit import njit
+from sichuan_env.engine.state import PH_OVER, PH_TURN, STATE_DTYPE
+from sichuan_env.engine.step import apply
+from sichuan_env.kernels.tables import get_tables
+from sichuan_env.tiles import InputTypeError
+
+_T = get_tables()
+MAX_LEAF_CANDIDATES = 16
+"""Candidates scored per decision (the style's or the prior's action among them)."""
+
+
+@njit
+def play_to_draw(st, styles, rules, flags, waits, obs, mask, dist) -> bool:
+    """Seats play their styles until a draw from the wall has just happened or the hand is over.
+
+    Returns False if a style had no answer (an empty mask: never for a legal state).
+    """
+    while st.phase != PH_OVER and not (st.phase == PH_TURN and st.drawn and st.drawn_tile >= 0):
+        a = style_action(st, styles[st.to_act], rules, flags, obs, mask, dist)
+        if a < 0:
+            return False
+        apply(st, a, rules, flags, waits)
+    return True
+
+
+@njit(parallel=True)
+def leaf_rows(states, scratch, seed: np.uint64, knobs, env, bel, prior, leaves, gain, cands_out,
+              n_out, base_out) -> None:  # fmt: skip
+    """The leaves of every candidate of every row, for ``V`` to score.
+
+    Args:
+        states: ``STATE_DTYPE[N]``: own-turn decisions (others give ``n_out`` 0).
+        scratch: ``STATE_DTYPE[N, 2]`` work area.
+        seed: the agent's seed (mixed with each row's public facts).
+        knobs: ``(samples, draws, gap)``.
+        env: ``(styles, rules, flags, waits, dist)``.
+        bel: ``float64[N, 0 or 4, 28]`` belief rows of the determinizations.
+        prior: ``int64[N]``: the default action of each row (-1: the style's).
+        leaves: ``STATE_DTYPE[N, samples, MAX_LEAF_CANDIDATES]``: out, the leaf states.
+        gain: ``float64[N, samples, MAX_LEAF_CANDIDATES]``: out, ``me``'s points on the way.
+        cands_out: ``int64[N, MAX_CANDIDATES]``: out, the candidates.
+        n_out: ``int64[N]``: out, candidates per row (1: nothing to score, the answer is
+            ``cands_out[i, 0]``: the prior or the style's).
+        base_out: ``int64[N]``: out, the default's index among the candidates.
+    """
+    n_samples, draws, gap = knobs
+    styles, rules, flags, waits, dist = env
+    n = states.shape[0]
+    raw_states = states.view(np.uint8).reshape(n, -1)
+    for i in numba.prange(n):
+        work = scratch[i]
+        raw = work.view(np.uint8).reshape(2, -1)
+        obs = np.zeros((83, 27), dtype=np.uint8)
+        mask = np.zeros(88, dtype=np.int8)
+        cands = np.zeros(MAX_CANDIDATES, dtype=np.int64)
+        gains = np.zeros(MAX_CANDIDATES, dtype=np.float64)
+        k_n, base, _default = search_start(work, raw, raw_states[i], prior[i], gap, False, False,
+                                          styles, rules, flags, obs, mask, dist, cands, gains)  # fmt: skip
+        if k_n > MAX_LEAF_CANDIDATES:  # keep the default and the first others
+            if base >= MAX_LEAF_CANDIDATES:
+                cands[MAX_LEAF_CANDIDATES - 1] = cands[base]
+                base = MAX_LEAF_CANDIDATES - 1
+            k_n = MAX_LEAF_CANDIDATES
+        if k_n <= 0:  # not an own turn: the prior, else the style's answer
+            raw[0, :] = raw_states[i]
+            a = prior[i]
+            if a < 0:
+                a = style_action(work[0], styles[work[0].to_act], rules, flags, obs, mask, dist)
+            k_n, base, cands[0] = 1, 0, a
+        n_out[i] = k_n
+        base_out[i] = base
+        cands_out[i, :] = cands
+        if k_n <= 1:
+            continue
+        leaf_raw = leaves[i].view(np.uint8).reshape(n_samples, MAX_LEAF_CANDIDATES, -1)
+        me = work[0].to_act
+        rng = _public_seed(states[i], seed)
+        for k in range(n_samples):
+            rng, before = draw_sample(work, raw, raw_states[i], me, rng, draws, bel[i], styles,
+                                      rules, flags, waits, obs, mask, dist)  # fmt: skip
+            for c in range(k_n):
+                raw[1, :] = raw[0, :]
+                st = work[1]
+                apply(st, cands[c], rules, flags, waits)
+                play_to_draw(st, styles, rules, flags, waits, obs, mask, dist)
+                leaf_raw[k, c, :] = raw[1, :]
+                gain[i, k, c] = float(st.scores[me] - before)
+
+
+@njit
+def choose_rows(vals, n_samples: int, z: float, cands, n_c, base, out) -> None:
+    """Each row's choice from its candidates' values ``vals[N, samples, C]`` (``search_choice``)."""
+    gains = np.zeros(MAX_CANDIDATES, dtype=np.float64)
+    for i in range(vals.shape[0]):
+        if n_c[i] <= 1:
+            out[i] = cands[i, max(base[i], 0)]
+            continue
+        out[i] = search_choice(vals[i], n_samples, n_c[i], base[i], z, cands[i], gains)
+
+
+class ValueLeafSearch(BaseAgent):
+    """The value-leaf search of the module's text, over engine states (``reads_state``).
+
+    Args:
+        seed: seeds the determinizations (None: 0).
+        value_model: a loaded ``TableModel``, or a spec for ``TableModel.load``
+            (``"table_value"`` or a ``.pt`` path).
+        samples: determinizations per decision (1..256); every candidate meets each.
+        draws: deals drawn per determinization, the one with opponents closest to
+            ready kept (1..256).
+        gap: candidates: discards within ``gap`` shanten of the best (-1: every one).
+        z: standard errors a candidate's gain must clear to replace the default.
+        style: the rule-based style that plays every seat on the way to the leaf, and
+            the default where no ``prior`` is given.
+        rules: the ruleset (default docs/rules.md §9); the value model must cover it.
+        device: where ``V`` runs (``"cpu"``, ``"cuda"``).
+        self_policy: the policy ``V`` is told plays the searching seat (a name of
+            ``table_rows.VOCAB``, e.g. ``"distill"`` for the hybrid whose network plays
+            on after the search); None: ``unknown``. The other seats are always
+            ``unknown``: the searcher does not know who it plays against.
+
+    Raises:
+        ValueError: a knob out of range, an unknown style, a value model that does not
+            cover ``rules`` or cannot be loaded.
+    """
+
+    name = "value-leaf"
+    obs_version = 1
+    reads_state = True
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        value_model: object = "table_value",
+        samples: int = 8,
+        draws: int = 8,
+        gap: int = 1,
+        z: float = 1.0,
+        style: str = "heuristic",
+        rules: RuleConfig | None = None,
+        device: str = "cpu",
+        self_policy: str | None = None,
+    ) -> None:
+        from sichuan_env.agents.eval.table_rows import UNKNOWN, VOCAB, vocab_id
+        from sichuan_env.agents.eval.table_value import TableModel
+
+        for name, v, lo, hi in (("samples", samples, 1, 256), ("draws", draws, 1, 256),
+                                ("gap", gap, -1, 14)):  # fmt: skip
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise InputTypeError(f"{name} must be an integer, got {v!r}")
+            if not lo <= v <= hi:
+                raise ValueError(f"{name} must be in {lo}..{hi}, got {v}")
+        if isinstance(z, bool) or not isinstance(z, (int, float)) or not 0 <= z < float("inf"):
+            raise ValueError(f"z must be a finite number >= 0, got {z!r}")
+        if style not in STYLES:
+            raise ValueError(f"style must be one of {sorted(STYLES)}, got {style!r}")
+        rules = RuleConfig() if rules is None else rules
+        if not isinstance(rules, RuleConfig):
+            raise InputTypeError(f"rules must be a RuleConfig, got {type(rules).__name__}")
+        model = value_model if isinstance(value_model, TableModel) else None
+        if model is None:
+            if not isinstance(value_model, str) and not hasattr(value_model, "__fspath__"):
+                raise InputTypeError("value_model must be a TableModel, a name or a .pt path")
+            model = TableModel.load(value_model, device)  # type: ignore[arg-type]
+            model.check_outputs()
+        if not model.covers(rules):
+            raise ValueError("the value model was trained on other rules than the agent's")
+        self.model = model
+        if self_policy is not None and (
+            not isinstance(self_policy, str) or self_policy not in VOCAB
+        ):
+            raise ValueError(f"self_policy must be one of {list(VOCAB)}, got {self_policy!r}")
+        self.self_id = UNKNOWN if self_policy is None else vocab_id(self_policy)
+        self.samples, self.draws, self.gap, self.z = int(samples), int(draws), int(gap), float(z)
+        self.style, self.rules = style, rules
+        self._seed = np.uint64(check_seed(0 if seed is None else seed))
+        styles = np.full(4, STYLES[style], dtype=np.int64)
+        self._env = (styles, rules.as_array(), _T["FLAGS"], _T["WAITS"], _T["DIST"])
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseed the determinizations (the search keeps no memory between decisions)."""
+        if seed is not None:
+            self._seed = np.uint64(check_seed(seed))
+
+    def to(self, device: object) -> ValueLeafSearch:
+        """Run ``V`` on ``device``; returns self."""
+        import torch
+
+        self.model.device = torch.device(str(device))
+        self.model.net.to(self.model.device)
+        return self
+
+    def leaf_values(self, leaves: np.ndarray, me: np.ndarray) -> np.ndarray:
+        """``me``'s value at each leaf state: 0 where the hand is over, else ``E_draw V``."""
+        from sichuan_env.agents.eval.table_states import state_values
+
+        out = np.zeros(len(leaves))
+        live = np.flatnonzero(leaves["phase"] != PH_OVER)
+        if live.size:
+            ids = np.zeros((live.size, 4), np.int8)
+            ids[np.arange(live.size), me[live]] = self.self_id
+            v = state_values(self.model, leaves[live], self.rules, ids, expected=True)
+            out[live] = v[np.arange(live.size), me[live]]
+        return out
+
+    def act_states(
+        self,
+        states: np.ndarray,
+        masks: np.ndarray,
+        rules: RuleConfig | None = None,
+        prior: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """One action per row (``STATE_DTYPE[N]``, not modified); ``prior`` as ``SearchAgent``'s.
+
+        Rows that are not own turns play their ``prior`` (or the style's action).
+
+        Raises:
+            ValueError: as ``SearchAgent.act_states``.
+        """
+        if rules is not None and rules != self.rules:
+            raise ValueError("the value-leaf search was made for other rules than the game's: "
+                             "make it with ValueLeafSearch(rules=...) for this ruleset")  # fmt: skip
+        masks = check_states(states, masks)
+        rows = np.ascontiguousarray(states)
+        n = len(rows)
+        prior = np.full(n, -1, np.int64) if prior is None else check_prior(prior, masks)
+        k = self.samples
+        leaves = np.zeros((n, k, MAX_LEAF_CANDIDATES), dtype=STATE_DTYPE)
+        gain = np.zeros((n, k, MAX_LEAF_CANDIDATES))
+        cands = np.zeros((n, MAX_CANDIDATES), np.int64)
+        n_c = np.zeros(n, np.int64)
+        base = np.zeros(n, np.int64)
+        bel = np.zeros((n, 0, BELIEF_COLUMNS))
+        scratch = np.zeros((n, 2), dtype=STATE_DTYPE)
+        leaf_rows(rows, scratch, self._seed, (k, self.draws, self.gap), self._env, bel, prior,
+                  leaves, gain, cands, n_c, base)  # fmt: skip
+        vals = np.zeros((n, k, MAX_CANDIDATES))
+        used = n_c > 1
+        if used.any():
+            slots = np.arange(MAX_LEAF_CANDIDATES)[None, None, :] < n_c[:, None, None]
+            slots = slots & used[:, None, None] & np.ones((1, k, 1), bool)
+            i, s, c = np.nonzero(slots)
+            me = rows["to_act"].astype(np.int64)[i]
+            vals[i, s, c] = gain[i, s, c] + self.leaf_values(leaves[i, s, c], me)
+        out = np.zeros(n, np.int64)
+        choose_rows(vals, k, self.z, cands, n_c, base, out)
+        bad = (out < 0) | (out >= masks.shape[1])
+        bad[~bad] = masks[np.flatnonzero(~bad), out[~bad]] == 0
+        if bad.any():
+            raise ValueError(f"states row {int(np.flatnonzero(bad)[0])} does not match its mask")
+        return out
+
+    def _act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        raise RuntimeError(
+            "ValueLeafSearch searches over the engine state: call act_states(states, masks) "
+            "(sichuan_env.agents.eval.evaluate does); it cannot act from observations alone"
+        )
+
+
+def distill_valueleaf(seed: int | None = None) -> BaseAgent:
+    """``distill`` everywhere; the value-leaf search (8 determinizations) at every own turn."""
+    from sichuan_env.agents.search.hybrid import MAX_WALL, HybridAgent
+
+    search = ValueLeafSearch(seed, self_policy="distill")
+    return HybridAgent(seed, late=MAX_WALL, after_win=False, search=search)
+
+
+def distill_valueleaf_after_win(seed: int | None = None) -> BaseAgent:
+    """``distill`` everywhere; the value-leaf search at its own turns once a seat has won."""
+    from sichuan_env.agents.search.hybrid import HybridAgent
+
+    return HybridAgent(seed, search=ValueLeafSearch(seed, self_policy="distill"))
