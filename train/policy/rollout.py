@@ -20,6 +20,7 @@ from sichuan_env.agents.base import Agent
 from sichuan_env.agents.device import autocast
 from sichuan_env.agents.nn.features import aux_features, heuristic_choices
 from sichuan_env.agents.nn.policy import PolicyNet, masked_logits
+from sichuan_env.train.policy.rollout_book import credit_step, gather_obs, link_rows
 
 from sichuan_env._jit import njit
 from sichuan_env.encoding.registry import get as get_obs_version
@@ -56,7 +57,9 @@ STAT_KEYS = ("t_env", "t_policy", "t_opp", "t_encode", "t_forward", "t_copy", "t
 the sum of gathering and uploading observations ``t_encode``, the forward pass and
 sampling ``t_forward``, downloads ``t_copy`` and the buffer writes of the decisions), the
 opponents' decisions, and the bookkeeping (``t_book``: buffer writes, trajectory links,
-reward credit)."""
+reward credit). The bootstrap values of a rollout's open trajectories add their views'
+encoding, the critic's forward pass and its download to ``t_encode``, ``t_forward`` and
+``t_copy`` (not to ``t_policy``)."""
 
 
 @njit
@@ -198,6 +201,7 @@ class Collector:
         self._buf_rewards = np.zeros(0, dtype=np.float32)
         self._buf_dones = np.zeros(0, dtype=np.bool_)
         self._acc = np.zeros(n)
+        self._ended, self._ended_points = np.zeros(n, np.int64), np.zeros(n)
 
     def _draw(self, slots: np.ndarray) -> None:
         if len(slots) == 0 or not self.pool:
@@ -228,15 +232,10 @@ class Collector:
             if rows.size:
                 if buf.n + rows.size > len(buf.actions):
                     raise ValueError("rollout buffer too small for steps x envs decisions")
-                k = np.arange(buf.n, buf.n + rows.size)
-                self._learner_step(rows, obs, mask, k, buf)
+                self._learner_step(rows, obs, mask, buf.n, buf)
                 t_book = time.perf_counter()
-                prev = self.last[rows, seat[rows]]
-                linked = prev >= 0
-                buf.next_idx[prev[linked]] = k[linked]
-                self.last[rows, seat[rows]] = k
+                link_rows(self.last, rows, seat, buf.n, buf.next_idx, buf.actions, actions)
                 buf.n += rows.size
-                actions[rows] = buf.actions[k]
                 self.stats["t_book"] += time.perf_counter() - t_book
             t1 = time.perf_counter()
             opp_rows = np.flatnonzero(~learner)
@@ -257,9 +256,7 @@ class Collector:
             self.stats["t_opp"] += t2 - t1
             self.stats["t_env"] += t3 - t2
             self.stats["steps"] += n
-        t_boot = time.perf_counter()
         self._bootstrap(buf)
-        self.stats["t_book"] += time.perf_counter() - t_boot
 
     def _sync(self) -> None:
         if self.profile and self.device.type == "cuda":
@@ -284,9 +281,9 @@ class Collector:
         return view.view(dtype).view(*host.shape).to(self.device, non_blocking=True)
 
     def _learner_step(
-        self, rows: np.ndarray, obs: np.ndarray, mask: np.ndarray, k: np.ndarray, buf: Buffer
+        self, rows: np.ndarray, obs: np.ndarray, mask: np.ndarray, lo: int, buf: Buffer
     ) -> None:
-        """The learner's decisions of ``rows``, stored at buffer indices ``k``.
+        """The learner's decisions of ``rows``, stored at buffer indices ``lo, lo + 1, ...``.
 
         On the CPU: a forward pass and ``torch.multinomial`` with the collector's generator
         (the reference path). On a device: observations and masks in one pinned upload
@@ -295,13 +292,13 @@ class Collector:
         """
         t0 = time.perf_counter()
         dev = self.device
-        lo, hi = int(k[0]), int(k[-1]) + 1  # k is a contiguous range of the buffer
+        hi = lo + rows.size
         # one gather each, straight into the buffer; uploads and features read from there
         if buf.oracle is not None:
             np.take(obs, rows, axis=0, out=buf.oracle[lo:hi])
             buf.obs[lo:hi] = buf.oracle[lo:hi, : self.rows]
         else:
-            buf.obs[lo:hi] = obs[rows, : self.rows]
+            gather_obs(obs, rows, self.rows, buf.obs[lo:hi])
         np.take(mask, rows, axis=0, out=buf.masks[lo:hi])
         public, rows_mask = buf.obs[lo:hi], buf.masks[lo:hi]
         # the numba features on the host arrays: no round trip through the device
@@ -352,25 +349,26 @@ class Collector:
         self.stats["t_book"] += t4 - t3
 
     def _credit(self, rewards: np.ndarray, done: np.ndarray, slots: np.ndarray) -> None:
-        has = self.last >= 0
-        if has.any():
-            self._buf_rewards[self.last[has]] += rewards[has] * self.reward_scale
-        pooled = self.learner_seat >= 0
-        if pooled.any():
-            mine = rewards[slots[pooled], self.learner_seat[pooled]]
-            self._acc[pooled] += mine
-        if done.any():
-            ended = np.flatnonzero(done)
-            ends = self.last[ended]
-            self._buf_dones[ends[ends >= 0]] = True
-            self.last[ended] = -1
-            for i in ended[self.learner_seat[ended] >= 0]:
-                self.hand_points[self.pool[self.opponent[i]][0]].append(self._acc[i])
-            self._acc[ended] = 0
-            self._draw(ended[self.learner_seat[ended] >= 0])
+        """Rewards to each seat's last decision; ended hands close their trajectories."""
+        n = len(slots)
+        if len(self._ended) < n:
+            self._ended, self._ended_points = np.zeros(n, np.int64), np.zeros(n)
+        m = credit_step(self.last, rewards, done, float(self.reward_scale), self._buf_rewards,
+                        self._buf_dones, self.learner_seat, self._acc, self._ended,
+                        self._ended_points)  # fmt: skip
+        if m:
+            ended = self._ended[:m].copy()
+            for i, pts in zip(ended, self._ended_points[:m], strict=True):
+                self.hand_points[self.pool[self.opponent[i]][0]].append(float(pts))
+            self._draw(ended)
 
     def _bootstrap(self, buf: Buffer) -> None:
-        """Values of the seats' current views for trajectories left open."""
+        """Values of the seats' current views for trajectories left open.
+
+        Timed as the steps are: building the views is encoding, the critic's pass forward,
+        its download a copy and the stores bookkeeping.
+        """
+        t0 = time.perf_counter()
         open_i, open_s = np.nonzero(self.last >= 0)
         if open_i.size == 0:
             return
@@ -383,5 +381,16 @@ class Collector:
             self.spec.encode_at(states, int(open_i[j]), int(open_s[j]), oracle, r, views[j])
         with torch.no_grad():
             v = torch.from_numpy(views).to(self.device)
+            self._sync()
+            t1 = time.perf_counter()
             value = self.net.oracle_value(v) if oracle else self.net.state_value(v[:, : self.rows])
-        buf.boot[self.last[open_i, open_s]] = value.float().cpu().numpy()
+            self._sync()
+            t2 = time.perf_counter()
+            host = value.float().cpu().numpy()
+        t3 = time.perf_counter()
+        buf.boot[self.last[open_i, open_s]] = host
+        st = self.stats
+        st["t_encode"] += t1 - t0
+        st["t_forward"] += t2 - t1
+        st["t_copy"] += t3 - t2
+        st["t_book"] += time.perf_counter() - t3
