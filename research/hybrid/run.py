@@ -33,6 +33,8 @@ from sichuan_env.agents.search.hybrid import HybridAgent
 
 from sichuan_env._files import write_atomic
 
+VAR_FIT = "runs/var-fit/table_value.pt"
+"""The whole-table value fitted to the adjusted estimate's variance (research/table_value)."""
 CASES: dict[str, dict[str, Any] | str] = {
     "distill": "distill",
     "hybrid-always": {"late": 55},
@@ -76,8 +78,17 @@ CASES: dict[str, dict[str, Any] | str] = {
     "hybrid-won-s256-z1.5": {"late": -1, "after_win": True, "samples": 256, "z": 1.5},
     "valueleaf-always": "distill-valueleaf8",
     "valueleaf-won": "distill-valueleaf8-after-win",
+    "valueleaf-won-s16": {"late": -1, "after_win": True, "valueleaf": {"samples": 16}},
+    "valueleaf-won-var": {"late": -1, "after_win": True, "valueleaf": {"value_model": VAR_FIT}},
+    "valueleaf-always-var": {"late": 55, "after_win": False, "valueleaf": {"value_model": VAR_FIT}},
+    "valueleaf-won-var-s16": {
+        "late": -1,
+        "after_win": True,
+        "valueleaf": {"value_model": VAR_FIT, "samples": 16},
+    },
 }
-"""Label -> a registered agent, or the ``HybridAgent`` knobs (network ``distill`` unless named)."""
+"""Label -> a registered agent, or the ``HybridAgent`` knobs (network ``distill`` unless named;
+``valueleaf``: the knobs of a ``ValueLeafSearch`` used as its searcher)."""
 
 
 class Timed:
@@ -122,7 +133,13 @@ def build(case: dict[str, Any] | str, seed: int) -> Agent:
     """The agent of a case."""
     if isinstance(case, str):
         return make_agent(case, seed)
-    return HybridAgent(seed, **case)
+    knobs = dict(case)
+    leaf = knobs.pop("valueleaf", None)
+    if leaf is not None:
+        from sichuan_env.agents.search.value_leaf import ValueLeafSearch
+
+        knobs["search"] = ValueLeafSearch(seed, self_policy="distill", **leaf)
+    return HybridAgent(seed, **knobs)
 
 
 def play_case(label: str, walls: int, seed: int, model: LuckModel) -> dict[str, Any]:

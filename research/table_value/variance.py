@@ -56,19 +56,24 @@ def play(out: Path, blocks: int, block_walls: int, seed: int, worker: int, worke
         print(f"block {b} {lineup} {time.time() - t0:.0f} s", flush=True)
 
 
-def load_records(folder: Path) -> list[tuple[list[dict], np.ndarray, int]]:
-    """``[(records, lineups int8[n, 4], block)]`` of every block file."""
+def load_records(folder: Path) -> list[tuple[list[dict], np.ndarray, int, np.ndarray]]:
+    """``[(records, lineups int8[n, 4], block, slots int[n])]`` of every block file."""
     out = []
     for path in sorted(folder.glob("block-*.json.gz")):
         doc = json.loads(gzip.decompress(path.read_bytes()))
-        ids = np.stack([seat_ids(doc["lineup"], s % 4) for s in doc["slots"]])
-        out.append((doc["records"], ids, int(path.name[6:11])))
+        order = np.argsort(doc["slots"], kind="stable")  # a wall's rotations side by side
+        slots = np.asarray(doc["slots"])[order]
+        ids = np.stack([seat_ids(doc["lineup"], s % 4) for s in slots])
+        out.append(([doc["records"][i] for i in order], ids, int(path.name[6:11]), slots))
     return out
 
 
 def residuals(model: TableModel, ev: Events, lineups: np.ndarray, drop: float = 0.0,
-              gen: torch.Generator | None = None) -> torch.Tensor:  # fmt: skip
-    """``float[H, 4]``: points - V(deal) - sum of draw corrections, differentiable in the net."""
+              gen: torch.Generator | None = None, deal: bool = True) -> torch.Tensor:  # fmt: skip
+    """``float[H, 4]``: points - V(deal) - sum of draw corrections, differentiable in the net.
+
+    ``deal`` False leaves ``V(deal)`` out: the points less the draw corrections.
+    """
     net, dev = model.net, model.device
     h = ev.final.shape[0]
     lineups = torch.from_numpy(lineups.astype(np.int64))
@@ -85,7 +90,7 @@ def residuals(model: TableModel, ev: Events, lineups: np.ndarray, drop: float = 
     d0 = np.flatnonzero(event == 0)
     deal_rows = {k: v[d0] for k, v in rows.items()}
     deal_rows["feats"] = ev.feats[hand[d0], 0, 0]
-    v_deal = net(_tensors(deal_rows, dev))  # [H, 4] (lineup-aware: the anchor of the sum)
+    v_deal = net(_tensors(deal_rows, dev)) if deal else 0.0  # lineup-aware: the sum's anchor
     draws = np.flatnonzero(event > 0)
     hi, ei = hand[draws], event[draws]
     batch = {k: v[draws] for k, v in rows.items()}
@@ -105,9 +110,38 @@ def residuals(model: TableModel, ev: Events, lineups: np.ndarray, drop: float = 
     return final - v_deal - corr
 
 
+def wall_sums(res: torch.Tensor, slots: np.ndarray) -> torch.Tensor:
+    """``float[W, 4]``: per wall, each lineup position's residuals summed over the rotations.
+
+    Hand ``i`` is wall ``slots[i] // 4`` in rotation ``r = slots[i] % 4``, where seat
+    ``s`` plays lineup position ``(s + r) % 4``; only walls with all four rotations count.
+    """
+    walls, rot = slots // 4, slots % 4
+    uniq, inv = np.unique(walls, return_inverse=True)
+    full = np.bincount(inv, minlength=len(uniq)) == 4
+    pos = (np.arange(4)[None, :] + rot[:, None]) % 4  # [H, 4] position of each seat
+    flat = torch.from_numpy(inv[:, None] * 4 + pos).reshape(-1).to(res.device)
+    out = torch.zeros(len(uniq) * 4, device=res.device).index_add(0, flat, res.reshape(-1))
+    return out.reshape(-1, 4)[torch.from_numpy(full).to(res.device)]
+
+
+def wall_chunks(blocks: list, walls: int, rng: np.random.Generator):
+    """Shuffled chunks of ``walls`` whole walls of one block: ``(records, lineups, slots)``."""
+    items = []
+    for recs, ids, _, slots in blocks:
+        w = slots // 4
+        order = np.argsort(w, kind="stable")
+        uw = np.unique(w)
+        for i in range(0, len(uw), walls):
+            sel = order[np.isin(w[order], uw[i : i + walls])]
+            items.append(([recs[j] for j in sel], ids[sel], slots[sel]))
+    for j in rng.permutation(len(items)):
+        yield items[j]
+
+
 def chunks(blocks: list, size: int, rng: np.random.Generator):
     """Shuffled chunks of ``size`` hands: ``(records, lineups)``."""
-    items = [(r, ids[i]) for recs, ids, _ in blocks for i, r in enumerate(recs)]
+    items = [(r, ids[i]) for recs, ids, _, _ in blocks for i, r in enumerate(recs)]
     order = rng.permutation(len(items))
     for i in range(0, len(order), size):
         sel = [items[j] for j in order[i : i + size]]
@@ -118,7 +152,9 @@ def chunks(blocks: list, size: int, rng: np.random.Generator):
 def score(model: TableModel, blocks: list) -> dict:
     """Mean squared residual and mean squared points over ``blocks`` (every seat unknown too)."""
     tot = {"res": 0.0, "res_unknown": 0.0, "points": 0.0, "n": 0}
-    for recs, ids, _ in blocks:
+    walls: dict[str, list] = {"wall_adjusted": [], "wall_plain": []}
+    for recs, ids, _, slots in blocks:
+        adj, plain = [], []
         for i in range(0, len(recs), 64):
             ev = extract(recs[i : i + 64], RULES)
             r = residuals(model, ev, ids[i : i + 64])
@@ -127,8 +163,18 @@ def score(model: TableModel, blocks: list) -> dict:
             tot["res_unknown"] += float((ru**2).sum())
             tot["points"] += float((ev.final.astype(np.float64) ** 2).sum())
             tot["n"] += r.numel()
+            rd = residuals(model, ev, ids[i : i + 64], deal=False)
+            adj.append(wall_sums(rd, slots[i : i + 64]) / 4)
+            fin = torch.from_numpy(ev.final.astype(np.float32))
+            plain.append(wall_sums(fin, slots[i : i + 64]) / 4)
+        for key, parts in (("wall_adjusted", adj), ("wall_plain", plain)):
+            s = torch.cat(parts)
+            walls[key].append(((s - s.mean(0)) ** 2).mean().item())
     n = tot.pop("n")
-    return {k: v / n for k, v in tot.items()}
+    out = {k: v / n for k, v in tot.items()}
+    out.update({k: float(np.mean(v)) for k, v in walls.items()})
+    out["wall_ratio"] = float(np.sqrt(out["wall_adjusted"] / out["wall_plain"]))
+    return out
 
 
 def fit(args: argparse.Namespace) -> None:
@@ -155,17 +201,26 @@ def fit(args: argparse.Namespace) -> None:
     opt = torch.optim.Adam(model.net.parameters(), lr=args.lr)
     rng = np.random.default_rng(args.seed)
     gen = torch.Generator().manual_seed(args.seed)
-    best = base["res"]
+    best = base["wall_adjusted" if args.objective == "wall" else "res"]
     for epoch in range(args.epochs):
         t0 = time.time()
         model.net.train()
         run = []
-        for recs, ids in chunks(train, args.chunk, rng):
+        if args.objective == "wall":
+            batches = wall_chunks(train, args.chunk // 4, rng)
+        else:
+            batches = ((r, i, None) for r, i in chunks(train, args.chunk, rng))
+        for recs, ids, slots in batches:
             if time.time() > stop_at:
                 break
             ev = extract(recs, RULES)
-            res = residuals(model, ev, ids, drop=args.lineup_dropout, gen=gen)
-            loss = (res**2).mean()
+            if args.objective == "wall":
+                res = residuals(model, ev, ids, drop=args.lineup_dropout, gen=gen, deal=False)
+                s = wall_sums(res, slots) / 4
+                loss = ((s - s.mean(0).detach()) ** 2).mean()
+            else:
+                res = residuals(model, ev, ids, drop=args.lineup_dropout, gen=gen)
+                loss = (res**2).mean()
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -174,8 +229,9 @@ def fit(args: argparse.Namespace) -> None:
         s = score(model, val)
         print(f"epoch {epoch + 1}: train {np.mean(run):.3f}, held-out {s}, "
               f"{time.time() - t0:.0f} s", flush=True)  # fmt: skip
-        if s["res"] < best:
-            best = s["res"]
+        key = "wall_adjusted" if args.objective == "wall" else "res"
+        if s[key] < best:
+            best = s[key]
             doc = {k: v for k, v in model.doc.items() if k not in ("sha256", "created")}
             doc["command"] = "python -m research.table_value.variance fit " + " ".join(args.argv)
             doc["variance_fit"] = {"epoch": epoch + 1, "held_out": s, "start": base}
@@ -207,7 +263,9 @@ def main(argv: list[str] | None = None) -> int:
     pf.add_argument("--out", type=Path, required=True)
     pf.add_argument("--epochs", type=int, default=4)
     pf.add_argument("--lr", type=float, default=1e-4)
-    pf.add_argument("--chunk", type=int, default=64)
+    pf.add_argument("--chunk", type=int, default=64, help="hands per step (whole walls: wall)")
+    pf.add_argument("--objective", choices=("hand", "wall"), default="hand",
+                    help="hand: each hand's residual; wall: the variance of per-wall sums")  # fmt: skip
     pf.add_argument("--lineup-dropout", type=float, default=0.3)
     pf.add_argument("--val-every", type=int, default=8)
     pf.add_argument("--seed", type=int, default=0)

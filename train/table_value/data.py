@@ -13,11 +13,17 @@ A block is one shard, ``shards/shard-NNNNN.npz``, written atomically: a stop los
 at most the block in progress, and ``--resume`` plays only the missing ones (the
 same walls, lineups and seeds as the undisturbed run). ``data.json`` records the
 settings; a resume with other data settings is refused, naming them.
+
+``--records`` also keeps each block's game records, ``records/block-NNNNN.json.gz``
+(``{"lineup", "slots", "records"}``, slot ``4 * wall + rotation``): the hands that
+``sichuan_env.train.table_value.variance`` refits ``V`` on, through every
+counterfactual draw.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import io
 import json
 import multiprocessing
@@ -54,7 +60,7 @@ MIX = {
     "strongest": 0.09,
 }  # fmt: skip
 """The default mix: each seat of a block's lineup is drawn from it with these weights."""
-OWNED = ("shards", "data.json")
+OWNED = ("shards", "records", "data.json")
 KEEP = ("hands", "block_walls", "preset", "mix", "seed")
 """Settings that decide the data: a resume with any other value is refused."""
 SHARD_SPEC = {
@@ -83,17 +89,26 @@ def _npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
     return buf.getvalue()
 
 
+def records_path(folder: Path, block: int) -> Path:
+    """The game records of block ``block`` (``--records``)."""
+    return folder / f"block-{block:05d}.json.gz"
+
+
 def play_and_write(mix: dict, seed: int, block: int, seeds: np.ndarray, rules_doc: dict,
-                   shards: Path) -> int:  # fmt: skip
+                   shards: Path, records: Path | None = None) -> int:  # fmt: skip
     """Play block ``block`` (its walls ``seeds``) and write its shard; returns its rows.
 
     A block's data depends on ``(mix, seed, block)`` alone, so blocks may be played in
-    any order, by any process.
+    any order, by any process. ``records``: also write the block's game records there
+    (before the shard, whose presence marks the block done).
     """
     rules = RuleConfig.from_dict(rules_doc)
     lineup = lineup_of(mix, seed, block)
     agents = make_lineup_agents(lineup, seed + 1000 * block)
     played = play_block(lineup, agents, seeds, rules, seed, block)
+    if records is not None:
+        doc = {"lineup": lineup, "slots": [s for s, _ in played], "records": [r for _, r in played]}
+        write_atomic(records_path(records, block), gzip.compress(json.dumps(doc).encode(), mtime=0))
     rows = block_data(lineup, played, rules)
     write_atomic(shard_path(shards, block), _npz_bytes(rows))
     return len(rows["y"])
@@ -108,12 +123,16 @@ def make_data(args: argparse.Namespace, rules: RuleConfig, shards: Path) -> int:
     shards.mkdir(parents=True, exist_ok=True)
     blocks = -(-args.hands // (4 * args.block_walls))
     seeds = wall_seeds_of(blocks * args.block_walls, args.seed)
-    todo = [b for b in range(blocks) if not shard_path(shards, b).exists()]
+    records = shards.parent / "records" if args.records else None
+    if records is not None:
+        records.mkdir(exist_ok=True)
+    todo = [b for b in range(blocks) if not shard_path(shards, b).exists()
+            or (records is not None and not records_path(records, b).exists())]  # fmt: skip
     columns = (TextColumn("table-value data"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[rows]:,} rows"), TimeElapsedColumn())  # fmt: skip
     written = 0
     jobs = [(args.mix, args.seed, b, seeds[b * args.block_walls : (b + 1) * args.block_walls],
-             rules.to_dict(), shards) for b in todo]  # fmt: skip
+             rules.to_dict(), shards, records) for b in todo]  # fmt: skip
     with Progress(*columns, disable=not args.progress) as bar:
         task = bar.add_task("blocks", total=blocks, completed=blocks - len(todo), rows=0)
         if args.workers == 1:
@@ -164,6 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int_arg(1, 256), default=1)
     p.add_argument("--workers", type=int_arg(1, 256), default=1,
                    help="processes playing blocks at once (one thread each)")  # fmt: skip
+    p.add_argument("--records", action="store_true",
+                   help="also keep the game records (records/): the variance refit's input")  # fmt: skip
     p.add_argument("--resume", action="store_true", help="play the missing shards of --out")
     p.add_argument("--no-progress", dest="progress", action="store_false")
     add_overwrite(p, "data folder")
@@ -182,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     resumed = claim_output_or_exit(p, "--out", args.out, OWNED, resume=args.resume,
                                    overwrite=args.overwrite, what="table-value data")  # fmt: skip
     conf = {k: getattr(args, k) for k in KEEP}
+    if args.records:  # only then: a folder made before --records resumes unchanged
+        conf["records"] = True
     conf_path = args.out / "data.json"
     if resumed and conf_path.exists():
         refuse_changed_file(PROG, p, args.out, conf_path, conf)
