@@ -206,7 +206,7 @@ class ValueLeafSearch(BaseAgent):
         if model is None:
             if not isinstance(value_model, str) and not hasattr(value_model, "__fspath__"):
                 raise InputTypeError("value_model must be a TableModel, a name or a .pt path")
-            model = TableModel.load(value_model, device)  # type: ignore[arg-type]
+            model = TableModel.load(value_model, device)
             model.check_outputs()
         if not model.covers(rules):
             raise ValueError("the value model was trained on other rules than the agent's")
