@@ -73,20 +73,21 @@ def leaf_rows(states, scratch, seed: np.uint64, knobs, env, bel, prior, leaves, 
               n_out, base_out) -> None:  # fmt: skip
     """The leaves of every candidate of every row, for ``V`` to score.
 
-    Args:
-        states: ``STATE_DTYPE[N]``: own-turn decisions (others give ``n_out`` 0).
-        scratch: ``STATE_DTYPE[N, 2]`` work area.
-        seed: the agent's seed (mixed with each row's public facts).
-        knobs: ``(samples, draws, gap)``.
-        env: ``(styles, rules, flags, waits, dist)``.
-        bel: ``float64[N, 0 or 4, 28]`` belief rows of the determinizations.
-        prior: ``int64[N]``: the default action of each row (-1: the style's).
-        leaves: ``STATE_DTYPE[N, samples, MAX_LEAF_CANDIDATES]``: out, the leaf states.
-        gain: ``float64[N, samples, MAX_LEAF_CANDIDATES]``: out, ``me``'s points on the way.
-        cands_out: ``int64[N, MAX_CANDIDATES]``: out, the candidates.
-        n_out: ``int64[N]``: out, candidates per row (1: nothing to score, the answer is
-            ``cands_out[i, 0]``: the prior or the style's).
-        base_out: ``int64[N]``: out, the default's index among the candidates.
+    The arrays, in order:
+
+    - ``states``: ``STATE_DTYPE[N]``: own-turn decisions (others give ``n_out`` 0).
+    - ``scratch``: ``STATE_DTYPE[N, 2]`` work area.
+    - ``seed``: the agent's seed (mixed with each row's public facts).
+    - ``knobs``: ``(samples, draws, gap)``.
+    - ``env``: ``(styles, rules, flags, waits, dist)``.
+    - ``bel``: ``float64[N, 0 or 4, 28]`` belief rows of the determinizations.
+    - ``prior``: ``int64[N]``: the default action of each row (-1: the style's).
+    - ``leaves``: ``STATE_DTYPE[N, samples, MAX_LEAF_CANDIDATES]``: out, the leaf states.
+    - ``gain``: ``float64[N, samples, MAX_LEAF_CANDIDATES]``: out, ``me``'s points on the way.
+    - ``cands_out``: ``int64[N, MAX_CANDIDATES]``: out, the candidates.
+    - ``n_out``: ``int64[N]``: out, candidates per row (1: nothing to score, the answer is
+      ``cands_out[i, 0]``: the prior or the style's).
+    - ``base_out``: ``int64[N]``: out, the default's index among the candidates.
     """
     n_samples, draws, gap = knobs
     styles, rules, flags, waits, dist = env

@@ -34,7 +34,9 @@ from sichuan_env.agents.search.hybrid import HybridAgent
 from sichuan_env._files import write_atomic
 
 VAR_FIT = "runs/var-fit/table_value.pt"
-"""The whole-table value fitted to the adjusted estimate's variance (research/table_value)."""
+"""The whole-table value fitted to the adjusted estimate's per-hand variance (research/table_value)."""
+VAR_WALL = "runs/var-wall2/table_value.pt"
+"""The same, then to the per-wall variance (``--objective wall``)."""
 CASES: dict[str, dict[str, Any] | str] = {
     "distill": "distill",
     "hybrid-always": {"late": 55},
@@ -81,6 +83,7 @@ CASES: dict[str, dict[str, Any] | str] = {
     "valueleaf-won-s16": {"late": -1, "after_win": True, "valueleaf": {"samples": 16}},
     "valueleaf-won-var": {"late": -1, "after_win": True, "valueleaf": {"value_model": VAR_FIT}},
     "valueleaf-always-var": {"late": 55, "after_win": False, "valueleaf": {"value_model": VAR_FIT}},
+    "valueleaf-won-wall": {"late": -1, "after_win": True, "valueleaf": {"value_model": VAR_WALL}},
     "valueleaf-won-var-s16": {
         "late": -1,
         "after_win": True,
