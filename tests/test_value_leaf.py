@@ -95,6 +95,28 @@ def test_the_search_reads_nothing_hidden_and_does_not_depend_on_batching():
     assert np.array_equal(agent.act_states(states[::-1].copy(), masks[::-1].copy()), a[::-1])
 
 
+def test_belief_determinizations_read_only_the_public_observation():
+    states = _turn_states(10, seed=6)
+    other = states.copy()
+    for k in range(len(other)):
+        determinize_at(other, k, int(other[k]["to_act"]), np.uint64(900 + k))
+    assert other.tobytes() != states.tobytes()
+    masks = _masks(states)
+    model = _random_model(seed=3, scale=20.0)
+    agent = ValueLeafSearch(seed=5, value_model=model, samples=3, draws=4, belief="belief")
+    bel = agent._beliefs(states)
+    me = states["to_act"].astype(np.int64)
+    assert bel.shape == (10, 4, 28)
+    assert not bel[np.arange(10), me].any() and bel.sum(axis=(1, 2)).min() > 0
+    assert np.array_equal(agent._beliefs(other), bel)
+    a = agent.act_states(states, masks)
+    assert masks[np.arange(10), a].all()
+    assert np.array_equal(agent.act_states(other, masks), a)
+    uniform = ValueLeafSearch(seed=5, value_model=model, samples=3, draws=4)
+    assert uniform._beliefs(states).shape == (10, 0, 28)
+    assert not np.array_equal(uniform.act_states(states, masks), a)  # the beliefs were used
+
+
 def test_claim_windows_are_answered_by_the_prior_or_the_style():
     windows = _window_states(6, seed=2)
     masks = _masks(windows)
@@ -117,6 +139,10 @@ def test_arguments_are_checked():
             ValueLeafSearch(value_model=model, **bad)
     with pytest.raises(TypeError, match="value_model"):
         ValueLeafSearch(value_model=3)
+    with pytest.raises(ValueError, match="draws must be >= 2"):
+        ValueLeafSearch(value_model=model, belief="belief", draws=1)
+    with pytest.raises(TypeError, match="belief"):
+        ValueLeafSearch(value_model=model, belief=3)
     with pytest.raises(ValueError, match="other rules"):
         ValueLeafSearch(value_model=model, rules=RuleConfig(end_on_first_win=True))
     states = _turn_states(2, seed=1)

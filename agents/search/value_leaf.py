@@ -24,10 +24,15 @@ rows) and scored by ``V`` in one batched call, on the CPU or a device.
 
 Only what ``me`` may see is used: the hidden hands and the wall are redrawn before
 any candidate is played (``tests/test_value_leaf.py`` checks that states differing
-only in hidden facts get the same answer).
+only in hidden facts get the same answer). The determinizations are uniform (of
+``draws`` deals the one with opponents closest to ready kept), or, with ``belief``,
+resampled by the belief model from ``me``'s public observation as in
+``BeliefSearchAgent`` (of ``draws`` uniform deals one kept by its likelihood ratio).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
@@ -48,6 +53,9 @@ from sichuan_env.engine.state import PH_OVER, PH_TURN, STATE_DTYPE
 from sichuan_env.engine.step import apply
 from sichuan_env.kernels.tables import get_tables
 from sichuan_env.tiles import InputTypeError
+
+if TYPE_CHECKING:
+    from sichuan_env.agents.belief.model import BeliefModel
 
 _T = get_tables()
 MAX_LEAF_CANDIDATES = 16
@@ -164,10 +172,14 @@ class ValueLeafSearch(BaseAgent):
             ``table_rows.VOCAB``, e.g. ``"distill"`` for the hybrid whose network plays
             on after the search); None: ``unknown``. The other seats are always
             ``unknown``: the searcher does not know who it plays against.
+        belief: None (uniform determinizations), or a planes-only ``BeliefModel``, a
+            shipped checkpoint's name (``"belief"``) or a ``.pt`` path, whose beliefs
+            resample the determinizations (``draws`` >= 2).
 
     Raises:
         ValueError: a knob out of range, an unknown style, a value model that does not
-            cover ``rules`` or cannot be loaded.
+            cover ``rules`` or cannot be loaded, a belief model that cannot serve or
+            ``draws`` < 2 with one.
     """
 
     name = "value-leaf"
@@ -186,6 +198,7 @@ class ValueLeafSearch(BaseAgent):
         rules: RuleConfig | None = None,
         device: str = "cpu",
         self_policy: str | None = None,
+        belief: object = None,
     ) -> None:
         from sichuan_env.agents.eval.table_rows import UNKNOWN, VOCAB, vocab_id
         from sichuan_env.agents.eval.table_value import TableModel
@@ -217,6 +230,7 @@ class ValueLeafSearch(BaseAgent):
         ):
             raise ValueError(f"self_policy must be one of {list(VOCAB)}, got {self_policy!r}")
         self.self_id = UNKNOWN if self_policy is None else vocab_id(self_policy)
+        self.belief = None if belief is None else _belief_model(belief, draws)
         self.samples, self.draws, self.gap, self.z = int(samples), int(draws), int(gap), float(z)
         self.style, self.rules = style, rules
         self._seed = np.uint64(check_seed(0 if seed is None else seed))
@@ -229,11 +243,13 @@ class ValueLeafSearch(BaseAgent):
             self._seed = np.uint64(check_seed(seed))
 
     def to(self, device: object) -> ValueLeafSearch:
-        """Run ``V`` on ``device``; returns self."""
+        """Run ``V`` (and the belief model, if any) on ``device``; returns self."""
         import torch
 
         self.model.device = torch.device(str(device))
         self.model.net.to(self.model.device)
+        if self.belief is not None:
+            self.belief.to(self.model.device)
         return self
 
     def leaf_values(self, leaves: np.ndarray, me: np.ndarray) -> np.ndarray:
@@ -276,7 +292,7 @@ class ValueLeafSearch(BaseAgent):
         cands = np.zeros((n, MAX_CANDIDATES), np.int64)
         n_c = np.zeros(n, np.int64)
         base = np.zeros(n, np.int64)
-        bel = np.zeros((n, 0, BELIEF_COLUMNS))
+        bel = self._beliefs(rows)
         scratch = np.zeros((n, 2), dtype=STATE_DTYPE)
         leaf_rows(rows, scratch, self._seed, (k, self.draws, self.gap), self._env, bel, prior,
                   leaves, gain, cands, n_c, base)  # fmt: skip
@@ -295,6 +311,14 @@ class ValueLeafSearch(BaseAgent):
         if bad.any():
             raise ValueError(f"states row {int(np.flatnonzero(bad)[0])} does not match its mask")
         return out
+
+    def _beliefs(self, rows: np.ndarray) -> np.ndarray:
+        """``float64[N, 4, 28]`` belief rows of each row's acting seat, or ``[N, 0, 28]``."""
+        if self.belief is None:
+            return np.zeros((len(rows), 0, BELIEF_COLUMNS))
+        from sichuan_env.agents.search.belief_agent import belief_rows
+
+        return belief_rows(self.belief, rows, self.rules)
 
     def _act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         raise RuntimeError(
@@ -316,3 +340,23 @@ def distill_valueleaf_after_win(seed: int | None = None) -> BaseAgent:
     from sichuan_env.agents.search.hybrid import HybridAgent
 
     return HybridAgent(seed, search=ValueLeafSearch(seed, self_policy="distill"))
+
+
+def _belief_model(belief: object, draws: int) -> BeliefModel:
+    """The belief model a ``ValueLeafSearch`` resamples with, checked as ``BeliefSearchAgent``'s."""
+    from sichuan_env.agents.belief.model import BeliefModel
+    from sichuan_env.agents.search.belief_agent import NEEDED_HEADS
+
+    if draws < 2:
+        raise ValueError(f"belief resampling chooses among draws: draws must be >= 2, got {draws}")
+    if not isinstance(belief, (BeliefModel, str)) and not hasattr(belief, "__fspath__"):
+        raise InputTypeError("belief must be None, a BeliefModel, a name or a .pt path")
+    model = belief if isinstance(belief, BeliefModel) else BeliefModel.load(belief)
+    missing = [h for h in NEEDED_HEADS if h not in model.heads]
+    if missing:
+        raise ValueError(f"the belief model lacks the heads {missing} the resampling reads")
+    if model.needs_tokens:
+        raise ValueError(
+            "the belief model reads event tokens; the search needs a planes-only model"
+        )
+    return model

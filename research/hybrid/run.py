@@ -84,6 +84,11 @@ CASES: dict[str, dict[str, Any] | str] = {
     "valueleaf-won-var": {"late": -1, "after_win": True, "valueleaf": {"value_model": VAR_FIT}},
     "valueleaf-always-var": {"late": 55, "after_win": False, "valueleaf": {"value_model": VAR_FIT}},
     "valueleaf-won-wall": {"late": -1, "after_win": True, "valueleaf": {"value_model": VAR_WALL}},
+    "valueleaf-won-var-belief": {
+        "late": -1,
+        "after_win": True,
+        "valueleaf": {"value_model": VAR_FIT, "belief": "belief"},
+    },
     "valueleaf-won-var-s16": {
         "late": -1,
         "after_win": True,
