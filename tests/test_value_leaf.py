@@ -35,6 +35,15 @@ def _random_model(seed: int = 0, scale: float = 1.0) -> TableModel:
     return TableModel(net, doc)
 
 
+def _hidden_twin(states: np.ndarray) -> np.ndarray:
+    """``states`` with everything the acting seat cannot see drawn again (and changed)."""
+    other = states.copy()
+    for k in range(len(other)):
+        determinize_at(other, k, int(other[k]["to_act"]), np.uint64(900 + k))
+    assert other.tobytes() != states.tobytes()
+    return other
+
+
 def test_a_random_value_model_still_plays_legally_and_deterministically():
     rules = RuleConfig()
     lineup = ["vl", "heuristic", "heuristic", "heuristic"]
@@ -84,10 +93,7 @@ def test_the_choice_is_the_best_mean_and_a_high_bar_keeps_the_prior():
 
 def test_the_search_reads_nothing_hidden_and_does_not_depend_on_batching():
     states = _turn_states(10, seed=6)
-    other = states.copy()
-    for k in range(len(other)):
-        determinize_at(other, k, int(other[k]["to_act"]), np.uint64(900 + k))
-    assert other.tobytes() != states.tobytes()
+    other = _hidden_twin(states)
     masks = _masks(states)
     agent = ValueLeafSearch(seed=5, value_model=_random_model(seed=3, scale=20.0), samples=3)
     a = agent.act_states(states, masks)
@@ -97,10 +103,7 @@ def test_the_search_reads_nothing_hidden_and_does_not_depend_on_batching():
 
 def test_belief_determinizations_read_only_the_public_observation():
     states = _turn_states(10, seed=6)
-    other = states.copy()
-    for k in range(len(other)):
-        determinize_at(other, k, int(other[k]["to_act"]), np.uint64(900 + k))
-    assert other.tobytes() != states.tobytes()
+    other = _hidden_twin(states)
     masks = _masks(states)
     model = _random_model(seed=3, scale=20.0)
     agent = ValueLeafSearch(seed=5, value_model=model, samples=3, draws=4, belief="belief")

@@ -27,6 +27,7 @@ from sichuan_env.agents.search.determinize import BELIEF_COLUMNS
 
 from sichuan_env import RuleConfig
 from sichuan_env.encoding.registry import get as get_obs_version
+from sichuan_env.tiles import InputTypeError
 
 NEEDED_HEADS = ("hand", "tenpai")
 """The belief heads the resampling reads."""
@@ -76,19 +77,7 @@ class BeliefSearchAgent(SearchAgent):
     ) -> None:
         super().__init__(seed, samples, draws, gap, z, style, rules, claims, setup, rollout_net,
                          rollout_seats)  # fmt: skip
-        if self.draws < 2:
-            raise ValueError(
-                f"belief resampling chooses among draws: draws must be >= 2, got {draws}"
-            )
-        model = belief if isinstance(belief, BeliefModel) else BeliefModel.load(belief)
-        missing = [h for h in NEEDED_HEADS if h not in model.heads]
-        if missing:
-            raise ValueError(f"the belief model lacks the heads {missing} the resampling reads")
-        if model.needs_tokens:
-            raise ValueError(
-                "the belief model reads event tokens; the search needs a planes-only model"
-            )
-        self.model = model
+        self.model = resampling_model(belief, self.draws)
 
     def to(self, device: Any) -> BeliefSearchAgent:
         """Run the belief model on ``device`` (``sichuan_env.agents.device``); returns self.
@@ -101,6 +90,31 @@ class BeliefSearchAgent(SearchAgent):
 
     def _beliefs(self, states: np.ndarray) -> np.ndarray:
         return belief_rows(self.model, states, self.rules)
+
+
+def resampling_model(belief: object, draws: int) -> BeliefModel:
+    """``belief`` loaded and checked for resampling determinizations among ``draws`` deals.
+
+    ``belief`` is a ``BeliefModel``, a shipped checkpoint's name or a ``.pt`` path.
+
+    Raises:
+        TypeError: ``belief`` is none of those.
+        ValueError: ``draws`` < 2, a model without the heads the resampling reads, or one
+            that reads event tokens.
+    """
+    if draws < 2:
+        raise ValueError(f"belief resampling chooses among draws: draws must be >= 2, got {draws}")
+    if not isinstance(belief, (BeliefModel, str)) and not hasattr(belief, "__fspath__"):
+        raise InputTypeError("belief must be a BeliefModel, a name or a .pt path")
+    model = belief if isinstance(belief, BeliefModel) else BeliefModel.load(belief)
+    missing = [h for h in NEEDED_HEADS if h not in model.heads]
+    if missing:
+        raise ValueError(f"the belief model lacks the heads {missing} the resampling reads")
+    if model.needs_tokens:
+        raise ValueError(
+            "the belief model reads event tokens; the search needs a planes-only model"
+        )
+    return model
 
 
 def belief_rows(model: BeliefModel, states: np.ndarray, rules: RuleConfig) -> np.ndarray:

@@ -32,13 +32,12 @@ resampled by the belief model from ``me``'s public observation as in
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numba
 import numpy as np
 from sichuan_env.agents.base import BaseAgent, check_seed
 from sichuan_env.agents.rule_based.fused import STYLES, style_action
 from sichuan_env.agents.search.agent import _public_seed, check_prior, check_states
+from sichuan_env.agents.search.belief_agent import belief_rows, resampling_model
 from sichuan_env.agents.search.determinize import BELIEF_COLUMNS
 from sichuan_env.agents.search.rollout import (
     MAX_CANDIDATES,
@@ -53,9 +52,6 @@ from sichuan_env.engine.state import PH_OVER, PH_TURN, STATE_DTYPE
 from sichuan_env.engine.step import apply
 from sichuan_env.kernels.tables import get_tables
 from sichuan_env.tiles import InputTypeError
-
-if TYPE_CHECKING:
-    from sichuan_env.agents.belief.model import BeliefModel
 
 _T = get_tables()
 MAX_LEAF_CANDIDATES = 16
@@ -230,7 +226,7 @@ class ValueLeafSearch(BaseAgent):
         ):
             raise ValueError(f"self_policy must be one of {list(VOCAB)}, got {self_policy!r}")
         self.self_id = UNKNOWN if self_policy is None else vocab_id(self_policy)
-        self.belief = None if belief is None else _belief_model(belief, draws)
+        self.belief = None if belief is None else resampling_model(belief, draws)
         self.samples, self.draws, self.gap, self.z = int(samples), int(draws), int(gap), float(z)
         self.style, self.rules = style, rules
         self._seed = np.uint64(check_seed(0 if seed is None else seed))
@@ -316,8 +312,6 @@ class ValueLeafSearch(BaseAgent):
         """``float64[N, 4, 28]`` belief rows of each row's acting seat, or ``[N, 0, 28]``."""
         if self.belief is None:
             return np.zeros((len(rows), 0, BELIEF_COLUMNS))
-        from sichuan_env.agents.search.belief_agent import belief_rows
-
         return belief_rows(self.belief, rows, self.rules)
 
     def _act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -340,23 +334,3 @@ def distill_valueleaf_after_win(seed: int | None = None) -> BaseAgent:
     from sichuan_env.agents.search.hybrid import HybridAgent
 
     return HybridAgent(seed, search=ValueLeafSearch(seed, self_policy="distill"))
-
-
-def _belief_model(belief: object, draws: int) -> BeliefModel:
-    """The belief model a ``ValueLeafSearch`` resamples with, checked as ``BeliefSearchAgent``'s."""
-    from sichuan_env.agents.belief.model import BeliefModel
-    from sichuan_env.agents.search.belief_agent import NEEDED_HEADS
-
-    if draws < 2:
-        raise ValueError(f"belief resampling chooses among draws: draws must be >= 2, got {draws}")
-    if not isinstance(belief, (BeliefModel, str)) and not hasattr(belief, "__fspath__"):
-        raise InputTypeError("belief must be None, a BeliefModel, a name or a .pt path")
-    model = belief if isinstance(belief, BeliefModel) else BeliefModel.load(belief)
-    missing = [h for h in NEEDED_HEADS if h not in model.heads]
-    if missing:
-        raise ValueError(f"the belief model lacks the heads {missing} the resampling reads")
-    if model.needs_tokens:
-        raise ValueError(
-            "the belief model reads event tokens; the search needs a planes-only model"
-        )
-    return model
