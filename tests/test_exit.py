@@ -98,3 +98,49 @@ def test_a_round_labelled_after_wins_only(tmp_path):
     doc = ex.main(["--run", str(run), "--rounds", "1", "--resume", *tiny])
     assert doc["settings"]["after_win"] is False and doc["settings"]["anchor_before_win"] == 0
     assert doc["rounds"][0]["done"] == list(ex.STAGES)
+
+
+def test_value_leaf_rounds_refit_v_and_resume_to_the_same_v(tmp_path, capsys):
+    """--search value-leaf: round k's labels read round k-1's refitted V (round 0: the shipped
+    one), each round ends with a 'value' stage, and a stop inside it resumes to the same V."""
+    import shutil
+
+    import torch
+    from sichuan_env.agents.checkpoint import SHIPPED_DIR, file_sha256
+    from sichuan_env.agents.eval.table_value import TableModel
+
+    run = tmp_path / "vl"
+    vl = ["--search", "value-leaf", "--no-claims", "--value-hands", "64", "--value-epochs", "2"]
+    doc = ex.main(["--run", str(run), "--rounds", "2", *vl, *TINY])
+    stages = ex.stages_of(doc["settings"])
+    assert stages == (*ex.STAGES, "value")
+    assert [r["done"] for r in doc["rounds"]] == [list(stages)] * 2
+    v1 = run / "round-01" / "value" / "table_value.pt"
+    assert (
+        doc["rounds"][0]["value"]["model"] == str(v1) and doc["rounds"][0]["value"]["hands"] == 64
+    )
+    metas = [json.loads((run / f"round-0{k}" / "labels" / "meta.json").read_text())["settings"]
+             for k in (1, 2)]  # fmt: skip
+    assert all(m["search"] == "value-leaf" for m in metas)
+    assert metas[0]["value_sha256"] == file_sha256(f"{SHIPPED_DIR}/table_value.pt")
+    assert metas[1]["value_sha256"] == file_sha256(v1)  # round 2 searched with round 1's V
+    refit = TableModel.load(v1).doc["refit"]
+    assert refit["init"] == "table_value" and refit["objective"] == "hand"
+    # a stop inside round 2's value stage: the refit is run again and gives the same V
+    v2 = run / "round-02" / "value" / "table_value.pt"
+    before = TableModel.load(v2).net.state_dict()
+    state = json.loads((run / "exit.json").read_text())
+    state["rounds"][1]["done"] = list(stages[:-1])
+    del state["rounds"][1]["value"], state["rounds"][1]["seconds"]["value"]
+    (run / "exit.json").write_text(json.dumps(state))
+    shutil.rmtree(v2.parent)
+    capsys.readouterr()
+    doc = ex.main(["--run", str(run), "--rounds", "2", "--resume", *vl, *TINY])
+    out = capsys.readouterr().out
+    assert "round 2: value" in out and "round 2: eval" not in out
+    after = TableModel.load(v2).net.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    # the value-leaf search scores own turns only
+    with pytest.raises(SystemExit):
+        ex.main(["--run", str(tmp_path / "c"), "--search", "value-leaf", *TINY])
+    assert "--no-claims" in capsys.readouterr().err

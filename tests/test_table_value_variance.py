@@ -85,6 +85,11 @@ def test_the_wall_loss_reaches_every_weight(folder):
     model.net.eval()
     s = score(model, blocks[:1], model.rules)
     assert s["wall_plain"] > 0 and 0 < s["wall_ratio"] < 5
+    # a block of one wall has no spread between walls: the ratio is undefined (NaN), not a crash
+    one = [(recs[:4], ids[:4], blocks[1][2], slots[:4])]
+    assert sorted(slots[:4] // 4) == [slots[0] // 4] * 4  # the four rotations of one wall
+    s1 = score(model, one, model.rules)
+    assert s1["wall_plain"] == 0 and np.isnan(s1["wall_ratio"]) and np.isfinite(s1["hand"])
 
 
 @pytest.mark.train

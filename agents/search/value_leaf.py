@@ -32,9 +32,12 @@ resampled by the belief model from ``me``'s public observation as in
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 from sichuan_env.agents.base import BaseAgent, check_seed
+from sichuan_env.agents.eval.metrics import paired_stats
 from sichuan_env.agents.rule_based.fused import STYLES, style_action
 from sichuan_env.agents.search.agent import _public_seed, check_prior, check_states
 from sichuan_env.agents.search.belief_agent import belief_rows, resampling_model
@@ -48,6 +51,7 @@ from sichuan_env.agents.search.rollout import (
 
 from sichuan_env import RuleConfig
 from sichuan_env._jit import njit
+from sichuan_env.engine.actions import HU
 from sichuan_env.engine.state import PH_OVER, PH_TURN, STATE_DTYPE
 from sichuan_env.engine.step import apply
 from sichuan_env.kernels.tables import get_tables
@@ -73,8 +77,8 @@ def play_to_draw(st, styles, rules, flags, waits, obs, mask, dist) -> bool:
 
 
 @njit(parallel=True)
-def leaf_rows(states, scratch, seed: np.uint64, knobs, env, bel, prior, leaves, gain, cands_out,
-              n_out, base_out) -> None:  # fmt: skip
+def leaf_rows(states, scratch, seed: np.uint64, knobs, env, bel, prior, extra, leaves, gain,
+              cands_out, n_out, base_out) -> None:  # fmt: skip
     """The leaves of every candidate of every row, for ``V`` to score.
 
     The arrays, in order:
@@ -86,6 +90,8 @@ def leaf_rows(states, scratch, seed: np.uint64, knobs, env, bel, prior, leaves, 
     - ``env``: ``(styles, rules, flags, waits, dist)``.
     - ``bel``: ``float64[N, 0 or 4, 28]`` belief rows of the determinizations.
     - ``prior``: ``int64[N]``: the default action of each row (-1: the style's).
+    - ``extra``: ``int64[N, E]``: actions added to each row's candidates when legal
+      (-1: none; ``E`` may be 0).
     - ``leaves``: ``STATE_DTYPE[N, samples, MAX_LEAF_CANDIDATES]``: out, the leaf states.
     - ``gain``: ``float64[N, samples, MAX_LEAF_CANDIDATES]``: out, ``me``'s points on the way.
     - ``cands_out``: ``int64[N, MAX_CANDIDATES]``: out, the candidates.
@@ -106,6 +112,18 @@ def leaf_rows(states, scratch, seed: np.uint64, knobs, env, bel, prior, leaves, 
         gains = np.zeros(MAX_CANDIDATES, dtype=np.float64)
         k_n, base, _default = search_start(work, raw, raw_states[i], prior[i], gap, False, False,
                                           styles, rules, flags, obs, mask, dist, cands, gains)  # fmt: skip
+        for e in range(extra.shape[1]):
+            x = extra[i, e]
+            if k_n <= 0 or mask[HU] or x < 0 or x >= mask.shape[0] or mask[x] == 0:
+                continue  # a legal win is always taken: nothing is added to it
+            if k_n >= MAX_CANDIDATES:
+                continue
+            seen = False
+            for c in range(k_n):
+                seen = seen or cands[c] == x
+            if not seen:
+                cands[k_n] = x
+                k_n += 1
         if k_n > MAX_LEAF_CANDIDATES:  # keep the default and the first others
             if base >= MAX_LEAF_CANDIDATES:
                 cands[MAX_LEAF_CANDIDATES - 1] = cands[base]
@@ -146,6 +164,34 @@ def choose_rows(vals, n_samples: int, z: float, cands, n_c, base, out) -> None:
             out[i] = cands[i, max(base[i], 0)]
             continue
         out[i] = search_choice(vals[i], n_samples, n_c[i], base[i], z, cands[i], gains)
+
+
+@njit
+def paired_rows(vals, n_samples: int, n_c, base, mean, se) -> None:
+    """Each candidate's mean gain over the row's default and its standard error (``paired_stats``)."""
+    for i in range(vals.shape[0]):
+        if n_c[i] <= 1:
+            continue
+        for c in range(n_c[i]):
+            mean[i, c], se[i, c] = paired_stats(vals[i], n_samples, c, base[i])
+
+
+class LeafValues(NamedTuple):
+    """``ValueLeafSearch.action_values``: per row, its candidates and their paired values.
+
+    ``cands int64[N, MAX_CANDIDATES]`` (the first ``n[i]`` are row ``i``'s), ``n int64[N]``,
+    ``base int64[N]`` (the default's index), ``vals float64[N, samples, MAX_CANDIDATES]``
+    (each candidate's value in each determinization: points on the way plus ``V`` at the
+    leaf), ``gain`` and ``se`` (``float64[N, MAX_CANDIDATES]``: the mean gain over the
+    default, paired over the determinizations, and its standard error; 0 where ``n`` <= 1).
+    """
+
+    cands: np.ndarray
+    n: np.ndarray
+    base: np.ndarray
+    vals: np.ndarray
+    gain: np.ndarray
+    se: np.ndarray
 
 
 class ValueLeafSearch(BaseAgent):
@@ -261,6 +307,55 @@ class ValueLeafSearch(BaseAgent):
             out[live] = v[np.arange(live.size), me[live]]
         return out
 
+    def action_values(
+        self,
+        states: np.ndarray,
+        masks: np.ndarray,
+        prior: np.ndarray | None = None,
+        extra: np.ndarray | None = None,
+    ) -> LeafValues:
+        """Every candidate's value of each row's decision, paired over the determinizations.
+
+        The candidates are the search's (the default, ``prior`` or the style's action,
+        among them) plus ``extra[i]``'s legal actions (``int64[N, E]``, -1: none; e.g. a
+        network's best actions, for training labels); rows that are not own turns, and
+        own turns with a legal win, have one candidate and no values.
+
+        Raises:
+            ValueError: as ``act_states``.
+        """
+        masks = check_states(states, masks)
+        rows = np.ascontiguousarray(states)
+        n = len(rows)
+        prior = np.full(n, -1, np.int64) if prior is None else check_prior(prior, masks)
+        if extra is None:
+            extra = np.zeros((n, 0), np.int64)
+        extra = np.asarray(extra)
+        if extra.ndim != 2 or extra.shape[0] != n or not np.issubdtype(extra.dtype, np.integer):
+            raise ValueError(f"extra must be an integer array of shape ({n}, E), got "
+                             f"{extra.dtype} {extra.shape}")  # fmt: skip
+        k = self.samples
+        leaves = np.zeros((n, k, MAX_LEAF_CANDIDATES), dtype=STATE_DTYPE)
+        gain = np.zeros((n, k, MAX_LEAF_CANDIDATES))
+        cands = np.zeros((n, MAX_CANDIDATES), np.int64)
+        n_c = np.zeros(n, np.int64)
+        base = np.zeros(n, np.int64)
+        bel = self._beliefs(rows)
+        scratch = np.zeros((n, 2), dtype=STATE_DTYPE)
+        leaf_rows(rows, scratch, self._seed, (k, self.draws, self.gap), self._env, bel, prior,
+                  extra.astype(np.int64), leaves, gain, cands, n_c, base)  # fmt: skip
+        vals = np.zeros((n, k, MAX_CANDIDATES))
+        used = n_c > 1
+        if used.any():
+            slots = np.arange(MAX_LEAF_CANDIDATES)[None, None, :] < n_c[:, None, None]
+            slots = slots & used[:, None, None] & np.ones((1, k, 1), bool)
+            i, s, c = np.nonzero(slots)
+            me = rows["to_act"].astype(np.int64)[i]
+            vals[i, s, c] = gain[i, s, c] + self.leaf_values(leaves[i, s, c], me)
+        mean, se = np.zeros((n, MAX_CANDIDATES)), np.zeros((n, MAX_CANDIDATES))
+        paired_rows(vals, k, n_c, base, mean, se)
+        return LeafValues(cands, n_c, base, vals, mean, se)
+
     def act_states(
         self,
         states: np.ndarray,
@@ -278,30 +373,10 @@ class ValueLeafSearch(BaseAgent):
         if rules is not None and rules != self.rules:
             raise ValueError("the value-leaf search was made for other rules than the game's: "
                              "make it with ValueLeafSearch(rules=...) for this ruleset")  # fmt: skip
-        masks = check_states(states, masks)
-        rows = np.ascontiguousarray(states)
-        n = len(rows)
-        prior = np.full(n, -1, np.int64) if prior is None else check_prior(prior, masks)
-        k = self.samples
-        leaves = np.zeros((n, k, MAX_LEAF_CANDIDATES), dtype=STATE_DTYPE)
-        gain = np.zeros((n, k, MAX_LEAF_CANDIDATES))
-        cands = np.zeros((n, MAX_CANDIDATES), np.int64)
-        n_c = np.zeros(n, np.int64)
-        base = np.zeros(n, np.int64)
-        bel = self._beliefs(rows)
-        scratch = np.zeros((n, 2), dtype=STATE_DTYPE)
-        leaf_rows(rows, scratch, self._seed, (k, self.draws, self.gap), self._env, bel, prior,
-                  leaves, gain, cands, n_c, base)  # fmt: skip
-        vals = np.zeros((n, k, MAX_CANDIDATES))
-        used = n_c > 1
-        if used.any():
-            slots = np.arange(MAX_LEAF_CANDIDATES)[None, None, :] < n_c[:, None, None]
-            slots = slots & used[:, None, None] & np.ones((1, k, 1), bool)
-            i, s, c = np.nonzero(slots)
-            me = rows["to_act"].astype(np.int64)[i]
-            vals[i, s, c] = gain[i, s, c] + self.leaf_values(leaves[i, s, c], me)
-        out = np.zeros(n, np.int64)
-        choose_rows(vals, k, self.z, cands, n_c, base, out)
+        v = self.action_values(states, masks, prior)
+        masks = np.asarray(masks)
+        out = np.zeros(len(v.n), np.int64)
+        choose_rows(v.vals, self.samples, self.z, v.cands, v.n, v.base, out)
         bad = (out < 0) | (out >= masks.shape[1])
         bad[~bad] = masks[np.flatnonzero(~bad), out[~bad]] == 0
         if bad.any():

@@ -20,6 +20,15 @@ the shipped ``distill`` by default) and runs three stages:
    × 4 rotations, 95% intervals), plain and luck-adjusted
    (``sichuan_env.agents.eval.luck``).
 
+With ``--search value-leaf`` the labels are the value-leaf search's
+(``sichuan_env.agents.search.value_leaf``: own turns, ``--samples``
+determinizations to the next draw, then the whole-table value ``V``; a leaf costs
+a forward pass, not a rollout), and a fourth stage follows:
+
+4. **value** (``sichuan_env.train.policy.exit_value``): ``V`` refitted on
+   ``--value-hands`` hands of the new network's play, starting from the ``V`` that
+   labelled this round (round 1: ``--value-model``); round ``k + 1`` searches with it.
+
 ``RUN/exit.json`` holds the settings and each round's finished stages and
 results; it is rewritten (atomically) after every stage, and ``--resume``
 continues from the first unfinished one: label shards that exist are kept, an
@@ -36,6 +45,8 @@ round's labels and fit. (``sichuan-eval`` falls back to plain estimates instead;
 a run whose rounds mixed plain and adjusted points could not be compared.)
 
     python -m sichuan_env.train.policy.exit --run runs/exit --rounds 3
+    python -m sichuan_env.train.policy.exit --run runs/exit-vl --rounds 3 --search value-leaf \
+        --no-claims --samples 8 --objective softmax
 """
 
 from __future__ import annotations
@@ -54,8 +65,10 @@ from sichuan_env.train.policy.exit_state import (
     _number,
     check_state,
     read_state,
+    stages_of,
     write_state,
 )
+from sichuan_env.train.policy.exit_value import refit_value, value_of
 
 from sichuan_env import RuleConfig
 from sichuan_env._cli import (
@@ -89,6 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rollout", choices=("heuristic", "network"), default="heuristic",
                    help="who plays the label rollouts: the heuristic, or the network in its seats (exit_labels --rollout)")  # fmt: skip
     p.add_argument("--after-win", action="store_true", help="label only decisions once some seat has won (where the after-win hybrid searches)")  # fmt: skip
+    p.add_argument("--search", choices=("rollout", "value-leaf"), default="rollout",
+                   help="what labels: rollouts (default), or the value-leaf search, whose V is then "
+                        "refitted on each new network's play (a 'value' stage; with --no-claims)")  # fmt: skip
+    p.add_argument("--value-model", default="table_value", help="round 0's V for --search value-leaf: a shipped name or a .pt path (table_value)")  # fmt: skip
+    p.add_argument("--value-hands", type=int_arg(64, 10**7), default=4096, help="hands of each new network's play V is refitted on (4096)")  # fmt: skip
+    p.add_argument("--value-epochs", type=int_arg(1, 1000), default=1, help="epochs of each V refit (1)")  # fmt: skip
     p.add_argument("--anchor-before-win", type=int_arg(0, 10**8), default=0, metavar="ROWS",
                    help="fit: ROWS decisions from before any win held at the previous network's own "
                         "gains (search_distill --anchor-before-win; with --after-win) (0: none)")  # fmt: skip
@@ -200,7 +219,7 @@ def run_round(
     entry = doc["rounds"][k - 1]
     rdir = run_dir / f"round-{k:02d}"
     prev = network_of(run_dir, s, k - 1)
-    for stage in STAGES:
+    for stage in stages_of(s):
         if stage in entry["done"]:
             continue
         print(f"[exit] round {k}: {stage} (network of round {k - 1}: {prev})", flush=True)
@@ -214,6 +233,8 @@ def run_round(
             argv += [] if s["claims"] else ["--no-claims"]
             argv += ["--rollout", s["rollout"]]
             argv += ["--after-win"] if s["after_win"] else []
+            if s["search"] == "value-leaf":
+                argv += ["--search", "value-leaf", "--value-model", value_of(run_dir, s, k - 1)]
             argv += ["--resume"] if (out / "meta.json").exists() else []
             entry["labels"] = exit_labels.main(argv)
         elif stage == "fit":
@@ -233,6 +254,10 @@ def run_round(
             argv += ["--device", device, "--amp", amp]
             fitted = search_distill.main(argv)
             entry["fit"] = {"margin": fitted["chosen"]["margin"], "selection": fitted["chosen"]}
+        elif stage == "value":
+            entry["value"] = refit_value(rdir, network_of(run_dir, s, k), value_of(run_dir, s, k - 1),
+                                         s["value_hands"], s["value_epochs"], 1000 * s["seed"] + k,
+                                         threads, device)  # fmt: skip
         else:
             new = network_of(run_dir, s, k)
             walls, seed = s["eval_walls"], 1000 * s["seed"]
@@ -265,7 +290,7 @@ def report(doc: dict) -> None:
         labels = r.get("labels", {})
         rows = labels.get("rows", labels.get("new_rows", "-"))  # on disk (older states: new)
         margin = r.get("fit", {}).get("margin", "-")
-        t.add_row(str(r["round"]), f"{len(r['done'])}/{len(STAGES)}", str(rows), str(margin), *cell,
+        t.add_row(str(r["round"]), f"{len(r['done'])}/{len(stages_of(doc['settings']))}", str(rows), str(margin), *cell,
                   f"{sum(r['seconds'].values()) / 60:.1f}")  # fmt: skip
     Console().print(t)
 
@@ -285,6 +310,10 @@ def main(argv: list[str] | None = None) -> dict:
     if problem:
         p.error(f"--run: {problem}")
     settings = {k: getattr(args, k) for k in SETTINGS}
+    if args.search == "value-leaf" and args.claims:
+        p.error("--search value-leaf labels own turns only: pass --no-claims")
+    if args.search == "value-leaf" and args.rollout != "heuristic":
+        p.error("--rollout is the rollout search's: --search value-leaf plays no rollouts")
     try:  # before any work: a damaged model would otherwise end a round after its labels and fit
         luck = value_model()
     except ValueError as exc:
@@ -313,7 +342,8 @@ def main(argv: list[str] | None = None) -> dict:
 
     set_threads(args.threads)
     for k in range(1, args.rounds + 1):
-        finished = len(doc["rounds"]) >= k and len(doc["rounds"][k - 1]["done"]) == len(STAGES)
+        n_stages = len(stages_of(doc["settings"]))
+        finished = len(doc["rounds"]) >= k and len(doc["rounds"][k - 1]["done"]) == n_stages
         if finished:
             continue
         left = args.rounds - k + 1
@@ -334,9 +364,12 @@ __all__ = [
     "match",
     "network_of",
     "read_state",
+    "refit_value",
     "report",
     "run_round",
+    "stages_of",
     "value_model",
+    "value_of",
     "write_state",
 ]
 

@@ -52,6 +52,7 @@ from sichuan_env.agents.search.rollout import (
     decision_candidates,
     evaluate_candidates,
 )
+from sichuan_env.agents.search.value_leaf import ValueLeafSearch
 from sichuan_env.train.policy.search_labels import (
     FIELDS,
     missing_shards,
@@ -162,6 +163,23 @@ def _seed(seed: int, hand: int, k: int) -> np.uint64:
     return np.uint64(_mix(seed, hand, k) ^ 0xD1B54A32D192ED03)
 
 
+def leaf_labels(leaf: ValueLeafSearch, states: np.ndarray, mask: np.ndarray, extra: np.ndarray):
+    """``(cands, gain, se, base, ok)`` of own-turn rows, as ``label_rows``'s, scored by ``leaf``.
+
+    The default (base) is the style's action (the heuristic's, as in rollout labels), and
+    ``extra``'s legal actions join the candidates.
+    """
+    v = leaf.action_values(states, mask, extra=extra)
+    n = len(states)
+    cands = np.full((n, MAX_CANDIDATES), -1, np.int16)
+    slot = np.arange(MAX_CANDIDATES)[None, :] < v.n[:, None]
+    cands[slot] = v.cands[slot]
+    gain = np.where(slot, v.gain, 0.0).astype(np.float32)
+    se = np.where(slot, v.se, 0.0).astype(np.float32)
+    ok = (v.n >= 1) & (v.base >= 0)
+    return cands, gain, se, v.base.astype(np.int8), ok
+
+
 @torch.no_grad()
 def network_choices(
     net: PolicyNet, obs: np.ndarray, mask: np.ndarray, heuristic: np.ndarray | None = None
@@ -189,14 +207,19 @@ def network_choices(
 def label_shard(net: PolicyNet, seed: int, first: int, n_hands: int, *, samples: int, draws: int,
                 gap: int, p_label: float, claims: bool, pool: float,
                 rollout: str = "heuristic", rollout_net: PolicyNet | None = None,
-                after_win: bool = False) -> tuple[dict[str, np.ndarray], int]:  # fmt: skip
+                after_win: bool = False, leaf: ValueLeafSearch | None = None,
+                ) -> tuple[dict[str, np.ndarray], int]:  # fmt: skip
     """Rows of hands ``first .. first + n_hands - 1`` (deal seeds ``seed_of(seed, hand)``) and the decisions played.
 
     With ``rollout="network"`` the rollouts' network seats play ``rollout_net`` (default:
     ``net`` itself), e.g. a small network distilled from ``net`` that costs less per decision.
     ``after_win``: label only decisions taken once some seat has won (the 血战 phase where
     the after-win hybrid searches, ``sichuan_env.agents.search.hybrid``).
+    ``leaf``: score the candidates by this value-leaf search instead of rollouts (own
+    turns only: ``claims`` must be False; ``samples``, ``draws``, ``gap`` are the search's).
     """
+    if leaf is not None and claims:
+        raise ValueError("value-leaf labels score own turns only: claims must be False")
     t = get_tables()
     env = (np.zeros(4, dtype=np.int64), RuleConfig().as_array(), t["FLAGS"], t["WAITS"], t["DIST"])
     hands = np.arange(first, first + n_hands, dtype=np.int64)
@@ -240,8 +263,11 @@ def label_shard(net: PolicyNet, seed: int, first: int, n_hands: int, *, samples:
                 seats_net = np.ones((n, 4), bool)
                 pool_rows = np.flatnonzero(in_pool[sel])
                 seats_net[pool_rows] = np.arange(4)[None, :] == net_seat[sel][pool_rows, None]
-                label_rows(np.ascontiguousarray(states[pick]), np.zeros((n, 2), STATE_DTYPE),
-                           extra[pick], seeds, knobs, env, (seats_net, weights), *out)  # fmt: skip
+                if leaf is not None:
+                    out = leaf_labels(leaf, states[pick], mask[sel], extra[pick])
+                else:
+                    label_rows(np.ascontiguousarray(states[pick]), np.zeros((n, 2), STATE_DTYPE),
+                               extra[pick], seeds, knobs, env, (seats_net, weights), *out)  # fmt: skip
                 ok = out[4]
                 parts["obs"].append(obs[sel][ok, :83].copy())
                 parts["mask"].append(mask[sel][ok].astype(np.int8))
@@ -259,6 +285,18 @@ def label_shard(net: PolicyNet, seed: int, first: int, n_hands: int, *, samples:
     rows_out = {k: (np.concatenate(v) if v else np.zeros(empty.get(k, (0,)), dtypes[k]))
                 for k, v in parts.items()}  # fmt: skip
     return rows_out, decisions
+
+
+def leaf_model_path(spec: str) -> Path:
+    """The file of a value model spec: a shipped name (``table_value``) or a ``.pt`` path."""
+    from sichuan_env.agents.checkpoint import SHIPPED_DIR
+
+    shipped = Path(SHIPPED_DIR) / f"{spec}.pt"
+    return (
+        shipped
+        if "/" not in spec and not spec.endswith(".pt") and shipped.is_file()
+        else Path(spec)
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -285,6 +323,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="share of hands with one network seat against three heuristics (0.5)")  # fmt: skip
     p.add_argument("--after-win", action="store_true",
                    help="label only decisions taken once some seat has won (the after-win hybrid's)")  # fmt: skip
+    p.add_argument("--search", choices=("rollout", "value-leaf"), default="rollout",
+                   help="what scores the candidates: rollouts to the end of the hand (default), or "
+                        "the value-leaf search (own turns only: with --no-claims; --samples "
+                        "determinizations, the next draw, then --value-model)")  # fmt: skip
+    p.add_argument("--value-model", default="table_value",
+                   help="with --search value-leaf: the whole-table value model, a shipped name or "
+                        "a .pt path (table_value)")  # fmt: skip
     p.add_argument("--seed", type=int_arg(0, 2**31 - 1), default=0)
     p.add_argument("--threads", type=int_arg(1, 256), default=2, help="numba and torch threads")
     p.add_argument("--resume", action="store_true", help="keep existing shards, make the rest")
@@ -307,6 +352,18 @@ def main(argv: list[str] | None = None) -> dict:
     if net.config.obs_version != 1:
         fail(PROG, "--net must read observation v1 (the labels store v1 observations)")
     net.eval()
+    leaf = None
+    if args.search == "value-leaf":
+        if args.claims:
+            p.error("--search value-leaf scores own turns only: pass --no-claims")
+        if args.rollout != "heuristic":
+            p.error("--rollout is the rollout search's: --search value-leaf plays no rollouts")
+        try:
+            leaf = ValueLeafSearch(args.seed, value_model=args.value_model, samples=args.samples,
+                                   draws=args.draws, gap=args.gap)  # fmt: skip
+            value_sha = file_sha256(leaf_model_path(args.value_model))
+        except (OSError, ValueError) as exc:
+            fail(PROG, f"--value-model: {exc}")
     rollout_net, rollout_sha = None, None
     if args.rollout_net is not None:
         if args.rollout != "network":
@@ -331,6 +388,9 @@ def main(argv: list[str] | None = None) -> dict:
         settings["rollout_net_sha256"] = rollout_sha
     if args.after_win:  # older label sets have no such key: theirs label every phase
         settings["after_win"] = True
+    if leaf is not None:  # older label sets have no such key: theirs are rollout labels
+        settings["search"] = args.search
+        settings["value_sha256"] = value_sha
     settings["net_sha256"] = net_sha
     open_label_dir(p, args.out, settings, args.hands, args.shard_hands, args.resume,
                    {"net": str(args.net), "format": "search_labels"},
@@ -343,7 +403,7 @@ def main(argv: list[str] | None = None) -> dict:
         part, dec = label_shard(net, args.seed, first, n, samples=args.samples, draws=args.draws,
                                 gap=args.gap, p_label=args.p_label, claims=args.claims, pool=args.pool,
                                 rollout=args.rollout, rollout_net=rollout_net,
-                                after_win=args.after_win)  # fmt: skip
+                                after_win=args.after_win, leaf=leaf)  # fmt: skip
         write_shard(args.out, s, part)
         rows += len(part["obs"])
         decisions += dec

@@ -15,11 +15,21 @@ from typing import Any
 from sichuan_env._cli import write_atomic
 
 STAGES = ("labels", "fit", "eval")
-"""A round's stages, in order."""
+"""A round's stages, in order (``stages_of``: a value-leaf run adds ``value``)."""
 SETTINGS = ("init", "hands", "samples", "p_label", "claims", "rollout", "pool", "aggregate", "epochs",
             "lr", "objective", "margins", "select_walls", "eval_walls", "anchor_decisions", "seed",
-            "after_win", "anchor_before_win")  # fmt: skip
+            "after_win", "anchor_before_win", "search", "value_model", "value_hands",
+            "value_epochs")  # fmt: skip
 """The arguments a resumed run must keep (``--rounds`` and ``--threads`` may change)."""
+
+
+def stages_of(settings: dict[str, Any]) -> tuple[str, ...]:
+    """A round's stages under ``settings``.
+
+    ``STAGES``, then ``value`` (``V`` refitted on the new network's play) when the labels
+    come from the value-leaf search.
+    """
+    return (*STAGES, "value") if settings.get("search") == "value-leaf" else STAGES
 
 
 def read_state(run_dir: Path, defaults: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -64,19 +74,20 @@ def check_state(doc: object, f: Path, defaults: dict[str, Any] | None = None) ->
             raise ValueError(
                 f"{f}: setting {key!r} is {str(value)[:40]!r}, not like {defaults[key]!r}"
             )
+    stages = stages_of(settings)
     for i, r in enumerate(rounds):
         where = f"{f}: round entry {i} is malformed"
         if not isinstance(r, dict) or r.get("round") != i + 1:
             raise ValueError(f"{where}: it is not round {i + 1}")
         done = r.get("done")
-        if not isinstance(done, list) or done != list(STAGES[: len(done)]):
-            raise ValueError(f"{where}: 'done' must list stages of {list(STAGES)} in order")
-        if i < len(rounds) - 1 and len(done) != len(STAGES):
+        if not isinstance(done, list) or done != list(stages[: len(done)]):
+            raise ValueError(f"{where}: 'done' must list stages of {list(stages)} in order")
+        if i < len(rounds) - 1 and len(done) != len(stages):
             raise ValueError(f"{where}: it is unfinished but a later round exists")
         seconds = r.get("seconds")
         if (
             not isinstance(seconds, dict)
-            or not set(done) <= set(seconds) <= set(STAGES)
+            or not set(done) <= set(seconds) <= set(stages)
             or not all(_number(v) and v >= 0 for v in seconds.values())
         ):
             raise ValueError(f"{where}: 'seconds' must give a time >= 0 for each stage done")
@@ -119,6 +130,8 @@ _RESULTS: dict[str, dict[str, Any]] = {
     "fit": {"fit": lambda v: isinstance(v, dict) and _number(v.get("margin"))
             and isinstance(v.get("selection"), dict)},
     "eval": {"vs_heuristic": _match, "vs_previous": _match},
+    "value": {"value": lambda v: isinstance(v, dict) and isinstance(v.get("model"), str)
+              and _count(v.get("hands")) and _number(v.get("best_epoch"))},
 }  # fmt: skip
 """What each finished stage records in its round's entry, and the check of each."""
 

@@ -222,7 +222,8 @@ def score(model: TableModel, blocks: list[Block], rules: RuleConfig, batch: int 
             dev[key].extend(((s - s.mean(0)) ** 2).reshape(-1).tolist())
     out = {k: v / max(n, 1) for k, v in tot.items()}
     out.update({k: float(np.mean(v)) if v else float("nan") for k, v in dev.items()})
-    out["wall_ratio"] = float(np.sqrt(out["wall_adjusted"] / out["wall_plain"]))
+    plain = out["wall_plain"]
+    out["wall_ratio"] = float(np.sqrt(out["wall_adjusted"] / plain)) if plain > 0 else float("nan")
     return out
 
 
