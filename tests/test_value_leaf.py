@@ -77,6 +77,30 @@ def test_leaves_stand_right_after_a_draw_or_at_the_end():
     assert seen["leaves"] >= 2 * 2 * 12 // 2  # most rows had several candidates, all scored
 
 
+def test_depth_plays_more_draws_before_the_leaf():
+    """depth d: the leaves stand right after a draw, d draws further down the wall than d = 0's."""
+    states = _turn_states(12, seed=5)
+    drawn: dict[int, list[np.ndarray]] = {0: [], 2: []}
+    for depth, out in drawn.items():
+        agent = ValueLeafSearch(seed=1, value_model=_random_model(), samples=2, draws=1,
+                                depth=depth)  # fmt: skip
+        real = agent.leaf_values
+
+        def spy(leaves, me, real=real, out=out):
+            after_draw = (leaves["phase"] == PH_TURN) & (leaves["drawn"] == 1)
+            assert (after_draw | (leaves["phase"] == PH_OVER)).all()
+            taken = leaves["head"].astype(int) + (107 - leaves["tail"].astype(int))
+            out.append(np.where(leaves["phase"] == PH_OVER, -1, taken))
+            return real(leaves, me)
+
+        agent.leaf_values = spy  # type: ignore[method-assign]
+        agent.act_states(states, _masks(states))
+    d0, d2 = (np.concatenate(drawn[d]) for d in (0, 2))
+    assert len(d0) == len(d2) > 20  # the same leaves (determinizations, candidates), deeper
+    live = (d0 >= 0) & (d2 >= 0)
+    assert live.sum() > 20 and (d2[live] >= d0[live] + 2).all()
+
+
 def test_the_choice_is_the_best_mean_and_a_high_bar_keeps_the_prior():
     states = _turn_states(16, seed=8)
     masks = _masks(states)
@@ -137,7 +161,8 @@ def test_claim_windows_are_answered_by_the_prior_or_the_style():
 def test_arguments_are_checked():
     model = _random_model()
     for bad, match in (({"samples": 0}, "samples"), ({"draws": 300}, "draws"),
-                       ({"gap": -2}, "gap"), ({"z": -1.0}, "z"), ({"style": "nope"}, "style")):  # fmt: skip
+                       ({"gap": -2}, "gap"), ({"z": -1.0}, "z"), ({"style": "nope"}, "style"),
+                       ({"depth": 9}, "depth"), ({"depth": -1}, "depth")):  # fmt: skip
         with pytest.raises(ValueError, match=match):
             ValueLeafSearch(value_model=model, **bad)
     with pytest.raises(TypeError, match="value_model"):

@@ -14,7 +14,9 @@ on the way plus ``me``'s value at the leaf; a hand that ends on the way is worth
 points. Every candidate meets the same determinizations (common random numbers),
 and a candidate replaces the default (the network's choice, given as ``prior``, or
 the style's) only when its mean gain is more than ``z`` standard errors above zero
-(``rollout.search_choice``).
+(``rollout.search_choice``). With ``depth`` ``d`` > 0 the play goes on through ``d``
+more draws of the determinized wall (every seat its style, the drawer included)
+before the leaf: the opponents' replies are played, not valued.
 
 Where the rollout search plays each sample to the end of the hand (a noisy
 sample of everything after), a leaf here costs one batched evaluation of ``V``
@@ -86,7 +88,7 @@ def leaf_rows(states, scratch, seed: np.uint64, knobs, env, bel, prior, extra, l
     - ``states``: ``STATE_DTYPE[N]``: own-turn decisions (others give ``n_out`` 0).
     - ``scratch``: ``STATE_DTYPE[N, 2]`` work area.
     - ``seed``: the agent's seed (mixed with each row's public facts).
-    - ``knobs``: ``(samples, draws, gap)``.
+    - ``knobs``: ``(samples, draws, gap, depth)``.
     - ``env``: ``(styles, rules, flags, waits, dist)``.
     - ``bel``: ``float64[N, 0 or 4, 28]`` belief rows of the determinizations.
     - ``prior``: ``int64[N]``: the default action of each row (-1: the style's).
@@ -99,7 +101,7 @@ def leaf_rows(states, scratch, seed: np.uint64, knobs, env, bel, prior, extra, l
       ``cands_out[i, 0]``: the prior or the style's).
     - ``base_out``: ``int64[N]``: out, the default's index among the candidates.
     """
-    n_samples, draws, gap = knobs
+    n_samples, draws, gap, depth = knobs
     styles, rules, flags, waits, dist = env
     n = states.shape[0]
     raw_states = states.view(np.uint8).reshape(n, -1)
@@ -151,6 +153,14 @@ def leaf_rows(states, scratch, seed: np.uint64, knobs, env, bel, prior, extra, l
                 st = work[1]
                 apply(st, cands[c], rules, flags, waits)
                 play_to_draw(st, styles, rules, flags, waits, obs, mask, dist)
+                for _ in range(depth):  # d more draws from the determinized wall
+                    if st.phase == PH_OVER:
+                        break
+                    a = style_action(st, styles[st.to_act], rules, flags, obs, mask, dist)
+                    if a < 0:
+                        break
+                    apply(st, a, rules, flags, waits)
+                    play_to_draw(st, styles, rules, flags, waits, obs, mask, dist)
                 leaf_raw[k, c, :] = raw[1, :]
                 gain[i, k, c] = float(st.scores[me] - before)
 
@@ -217,6 +227,9 @@ class ValueLeafSearch(BaseAgent):
         belief: None (uniform determinizations), or a planes-only ``BeliefModel``, a
             shipped checkpoint's name (``"belief"``) or a ``.pt`` path, whose beliefs
             resample the determinizations (``draws`` >= 2).
+        depth: ``d``, the draws from the determinized wall played (every seat its style)
+            before the leaf, whose next draw is then averaged exactly (0..8; 0: the leaf
+            is the state right after the next draw, averaged over that draw).
 
     Raises:
         ValueError: a knob out of range, an unknown style, a value model that does not
@@ -241,12 +254,13 @@ class ValueLeafSearch(BaseAgent):
         device: str = "cpu",
         self_policy: str | None = None,
         belief: object = None,
+        depth: int = 0,
     ) -> None:
         from sichuan_env.agents.eval.table_rows import UNKNOWN, VOCAB, vocab_id
         from sichuan_env.agents.eval.table_value import TableModel
 
         for name, v, lo, hi in (("samples", samples, 1, 256), ("draws", draws, 1, 256),
-                                ("gap", gap, -1, 14)):  # fmt: skip
+                                ("gap", gap, -1, 14), ("depth", depth, 0, 8)):  # fmt: skip
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise InputTypeError(f"{name} must be an integer, got {v!r}")
             if not lo <= v <= hi:
@@ -274,6 +288,7 @@ class ValueLeafSearch(BaseAgent):
         self.self_id = UNKNOWN if self_policy is None else vocab_id(self_policy)
         self.belief = None if belief is None else resampling_model(belief, draws)
         self.samples, self.draws, self.gap, self.z = int(samples), int(draws), int(gap), float(z)
+        self.depth = int(depth)
         self.style, self.rules = style, rules
         self._seed = np.uint64(check_seed(0 if seed is None else seed))
         styles = np.full(4, STYLES[style], dtype=np.int64)
@@ -342,7 +357,8 @@ class ValueLeafSearch(BaseAgent):
         base = np.zeros(n, np.int64)
         bel = self._beliefs(rows)
         scratch = np.zeros((n, 2), dtype=STATE_DTYPE)
-        leaf_rows(rows, scratch, self._seed, (k, self.draws, self.gap), self._env, bel, prior,
+        leaf_rows(rows, scratch, self._seed, (k, self.draws, self.gap, self.depth), self._env,
+                  bel, prior,
                   extra.astype(np.int64), leaves, gain, cands, n_c, base)  # fmt: skip
         vals = np.zeros((n, k, MAX_CANDIDATES))
         used = n_c > 1

@@ -90,7 +90,7 @@ def draw(s: dict, png: Path) -> None:
                            xytext=(5, 5), fontsize=8)  # fmt: skip
     ax[0].axhline(0, color="grey", lw=0.8)
     ylabel = "points per hand, luck-adjusted (95% CI)" if adj else "points per hand (95% CI)"
-    ax[0].set(xlabel="CPU-hours (labels + fit + evaluation)", ylabel=ylabel,
+    ax[0].set(xlabel="CPU-hours (every stage of the rounds)", ylabel=ylabel,
               title="each round's network", xlim=(0, max(x) * 1.1))  # fmt: skip
     ax[0].legend(fontsize=8)
     have = [r for r in rounds if "label_rows_per_s" in r]

@@ -37,6 +37,9 @@ VAR_FIT = "runs/var-fit/table_value.pt"
 """The whole-table value fitted to the adjusted estimate's per-hand variance (research/table_value)."""
 VAR_WALL = "runs/var-wall2/table_value.pt"
 """The same, then to the per-wall variance (``--objective wall``)."""
+VAR_HAND = "runs/var-hand/table_value.pt"
+"""The library's variance refit (``table_value.variance --objective hand``, 2 epochs; the recipe
+in research/table_value/README.md), which replaces the prototype's ``VAR_FIT``."""
 CASES: dict[str, dict[str, Any] | str] = {
     "distill": "distill",
     "hybrid-always": {"late": 55},
@@ -88,6 +91,12 @@ CASES: dict[str, dict[str, Any] | str] = {
         "late": -1,
         "after_win": True,
         "valueleaf": {"value_model": VAR_FIT, "belief": "belief"},
+    },
+    "valueleaf-won-hand": {"late": -1, "after_win": True, "valueleaf": {"value_model": VAR_HAND}},
+    "valueleaf-won-hand-d1": {
+        "late": -1,
+        "after_win": True,
+        "valueleaf": {"value_model": VAR_HAND, "depth": 1},
     },
     "valueleaf-won-var-s16": {
         "late": -1,
