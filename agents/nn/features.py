@@ -18,7 +18,6 @@ from sichuan_env.agents.rule_based.heuristic import (
     decide_batch,
     decide_with,
     hand_of,
-    ukeire,
     void_of,
 )
 
@@ -26,6 +25,7 @@ from sichuan_env._jit import njit
 from sichuan_env.encoding import observation as O
 from sichuan_env.kernels.shanten import shanten
 from sichuan_env.kernels.tables import get_tables
+from sichuan_env.kernels.ukeire import discard_table
 
 SH_BINS = 6
 """Shanten one-hot bins: -1 (complete), 0 (tenpai), 1, 2, 3, 4 or more."""
@@ -74,7 +74,8 @@ def _aux_fill(obs, dist, out, sh, uk) -> bool:
     """``_aux_one``'s features into ``out``; True when ``sh``/``uk`` hold every held tile's discard.
 
     On an own turn (``3k+2`` tiles) ``sh[t]``, ``uk[t]`` are ``ukeire`` of the
-    hand less one ``t`` for each ``t`` it holds: ``decide_with``'s table.
+    hand less one ``t`` for each ``t`` it holds (``kernels.ukeire.discard_table``):
+    ``decide_with``'s table.
     """
     hand = np.zeros(27, dtype=np.uint8)
     hand_of(obs, hand)
@@ -90,18 +91,19 @@ def _aux_fill(obs, dist, out, sh, uk) -> bool:
     g = 27 * AUX_PER_TILE
     if n % 3 == 2:
         now = shanten(hand, void, dist)
+        discard_table(hand, void, unseen, dist, sh, uk)
         for t in range(27):
             if hand[t] == 0:
                 continue
             hand[t] -= 1
-            sh[t], uk[t] = ukeire(hand, void, unseen, dist)
             _bin(out, t * AUX_PER_TILE, sh[t])
             out[t * AUX_PER_TILE + SH_BINS] = min(uk[t] / 20.0, 1.0)
-            k = 4 if hand[t] == 3 else 1
-            if hand[t] + 1 >= k:
-                hand[t] -= k - 1
+            if hand[t] == 3:  # a concealed kong of all four
+                hand[t] -= 3
                 out[t * AUX_PER_TILE + SH_BINS + 1] = shanten(hand, void, dist) <= now
-                hand[t] += k - 1
+                hand[t] += 3
+            else:  # one t less: the hand less one t, whose shanten the table holds
+                out[t * AUX_PER_TILE + SH_BINS + 1] = sh[t] <= now
             hand[t] += 1
         return True
     if n % 3 == 1:

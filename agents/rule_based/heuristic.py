@@ -40,6 +40,7 @@ from sichuan_env.engine.actions import (
 from sichuan_env.kernels.agari import scan
 from sichuan_env.kernels.shanten import shanten, shanten_from_words
 from sichuan_env.kernels.tables import get_tables
+from sichuan_env.kernels.ukeire import discard_table_of
 
 OBS_MIN_ROWS = max(O.HAND + 4, O.VOIDS + 1, O.VISIBLE + 4, O.CLAIM + 1)
 """The kernel reads only rows below this (all public v1 rows)."""
@@ -256,15 +257,14 @@ def decide_with(obs, mask, dist, sh, uk) -> int:
         return PASS
     # own turn: discard (or kong) for the lowest shanten, then the most ukeire
     best_a, best_sh, best_uk = -1, 99, -1
+    if sh.shape[0] == 0:
+        sh = np.zeros(27, dtype=np.int64)
+        uk = np.zeros(27, dtype=np.int64)
+        discard_table_of(hand, void, unseen, dist, mask[DISCARD : DISCARD + 27], sh, uk)
     for d in range(27):
         if not mask[DISCARD + d] or hand[d] == 0:
             continue
-        if sh.shape[0]:
-            s, u = sh[d], uk[d]
-        else:
-            hand[d] -= 1
-            s, u = ukeire(hand, void, unseen, dist)
-            hand[d] += 1
+        s, u = sh[d], uk[d]
         if s < best_sh or (s == best_sh and u >= best_uk):
             best_a, best_sh, best_uk = DISCARD + d, s, u
     kong = self_kong_within(mask, hand, void, dist, best_sh)

@@ -44,7 +44,6 @@ from sichuan_env.agents.rule_based.heuristic import (
     decide,
     hand_of,
     self_kong_within,
-    ukeire,
     unseen_of,
     void_of,
 )
@@ -54,6 +53,7 @@ from sichuan_env.encoding import observation as O
 from sichuan_env.engine.actions import DISCARD, HU, KONG, PASS, PONG
 from sichuan_env.kernels.shanten import shanten
 from sichuan_env.kernels.tables import get_tables
+from sichuan_env.kernels.ukeire import discard_table_of
 
 VALUE = 1
 DEFENSIVE = 2
@@ -170,12 +170,13 @@ def decide_style(obs, mask, dist, style: int) -> int:
         threats = _threats(obs)
     now = 99
     best_a, best_key = -1, 1 << 60
+    shs = np.zeros(27, dtype=np.int64)
+    uks = np.zeros(27, dtype=np.int64)
+    discard_table_of(hand, void, unseen, dist, mask[DISCARD : DISCARD + 27], shs, uks)
     for d in range(27):
         if not mask[DISCARD + d] or hand[d] == 0:
             continue
-        hand[d] -= 1
-        sh, uk = ukeire(hand, void, unseen, dist)
-        hand[d] += 1
+        sh, uk = shs[d], uks[d]
         now = min(now, sh)
         key = sh * 1000 - uk
         if style == VALUE:
