@@ -22,6 +22,7 @@ from .kernels import checked as _k
 from .kernels.agari import any_over_four as _any_over_four
 from .kernels.agari import mask_to_indices as _mask_to_indices
 from .kernels.tables import get_tables
+from .kernels.ukeire import discard_table as _discard_table
 from .tiles import (
     NUM_TILE_TYPES,
     InputTypeError,
@@ -29,6 +30,7 @@ from .tiles import (
     as_counts_batch,
     count_error,
     suit_index,
+    tile_name,
     to_str,
 )
 
@@ -328,3 +330,39 @@ def shanten_batch(counts: object, void: object = None) -> np.ndarray:
     if bad:
         _raise_size(c, "shanten", {1, 2})
     return out
+
+
+def discard_table(
+    counts: object, void: object = None, unseen: object = None
+) -> dict[str, tuple[int, int]]:
+    """Shanten and ukeire after each discard of a ``3k + 2`` hand, by tile name.
+
+    ``{"5m": (shanten, ukeire), ...}`` for every tile type the hand holds, in
+    tile order: the shanten of the hand less that tile (0 = tenpai) and the
+    number of unseen tiles whose draw lowers it, the table a player ranks
+    discards by. ``unseen`` (a count vector) says how many of each tile the
+    player has not seen; by default every copy outside the hand. With
+    ``void``, tiles of the void suit are never useful draws.
+
+    >>> discard_table("123456789m1122p5s", void="s")["5s"]
+    (0, 4)
+
+    Raises:
+        ValueError: bad counts, unseen counts or void, or a size other than
+            2, 5, 8, 11 or 14 tiles.
+    """
+    c = as_counts(counts)
+    n = int(c.sum())
+    if n % 3 != 2 or n > 14:
+        raise ValueError(
+            f"discard_table needs 3k+2 tiles (2, 5, 8, 11 or 14), got {n}: {to_str(c)}"
+        )
+    u = (
+        (4 - c).astype(np.int64)
+        if unseen is None
+        else as_counts(unseen, name="unseen").astype(np.int64)
+    )
+    sh = np.zeros(NUM_TILE_TYPES, dtype=np.int64)
+    uk = np.zeros(NUM_TILE_TYPES, dtype=np.int64)
+    _discard_table(c, _void_fast(void), u, _DIST, sh, uk)
+    return {tile_name(t): (int(sh[t]), int(uk[t])) for t in np.flatnonzero(c)}

@@ -155,3 +155,33 @@ def test_agrees_with_the_heuristics_ukeire(size):
             hand[t] -= 1
             assert (sh[t], uk[t]) == ukeire(hand, void, unseen, DIST)
             hand[t] += 1
+
+
+def test_the_facade_names_tiles_and_counts_the_waits():
+    from sichuan_env.hand import discard_table as table
+
+    out = table("123456789m1122p5s", void="s")
+    assert list(out)[-1] == "5s" and out["5s"] == (0, 4)  # tenpai on 1p/2p, two unseen of each
+    assert set(out) == {"1m", "2m", "3m", "4m", "5m", "6m", "7m", "8m", "9m", "1p", "2p", "5s"}
+    seen = np.zeros(27, np.int64)
+    seen[9] = 2  # both other 1p seen
+    unseen = np.clip(4 - np.array([2 if t in (9, 10) else 0 for t in range(27)]) - seen, 0, 4)
+    assert table("123456789m1122p5s", void="s", unseen=unseen)["5s"] == (0, 2)
+
+
+@pytest.mark.parametrize(
+    ("counts", "void", "unseen", "match"),
+    [
+        ("123m", None, None, "3k\\+2"),
+        ("123456789m123p456s11m", None, None, "3k\\+2"),
+        ("11111m", None, None, "more than 4"),
+        ("11m", "x", None, "void"),
+        ("11m", None, [9] * 27, "unseen"),
+        ("11m", None, [1] * 26, "unseen"),
+    ],
+)
+def test_the_facade_refuses_bad_input(counts, void, unseen, match):
+    from sichuan_env.hand import discard_table as table
+
+    with pytest.raises(ValueError, match=match):
+        table(counts, void=void, unseen=unseen)
