@@ -14,7 +14,16 @@ from importlib.metadata import PackageNotFoundError, version
 from . import threads  # noqa: F401  (OMP_WAIT_POLICY before numba or torch load OpenMP)
 from .engine import Game, IllegalActionError, check_invariants
 from .envs.pettingzoo import env, raw_env
-from .hand import is_win, is_win_batch, shanten, shanten_batch, waits, waits_batch, waits_mask
+from .hand import (
+    discard_table,
+    is_win,
+    is_win_batch,
+    shanten,
+    shanten_batch,
+    waits,
+    waits_batch,
+    waits_mask,
+)
 from .plugins import register_gymnasium, register_pettingzoo
 from .rules import (
     PRESETS,
@@ -48,6 +57,7 @@ __all__ = [
     "__version__",
     "best_wait_score",
     "check_invariants",
+    "discard_table",
     "env",
     "is_win",
     "is_win_batch",
