@@ -365,4 +365,4 @@ def discard_table(
     sh = np.zeros(NUM_TILE_TYPES, dtype=np.int64)
     uk = np.zeros(NUM_TILE_TYPES, dtype=np.int64)
     _discard_table(c, _void_fast(void), u, _DIST, sh, uk)
-    return {tile_name(t): (int(sh[t]), int(uk[t])) for t in np.flatnonzero(c)}
+    return {tile_name(int(t)): (int(sh[t]), int(uk[t])) for t in np.flatnonzero(c)}

@@ -18,15 +18,17 @@ from sichuan_env.agents.eval.luck import KIND as LUCK_KIND
 from sichuan_env.agents.nn.torch_agent import KIND as POLICY_KIND
 
 GUARD_FILES = ("distill.pt", "distill.json", "belief.pt", "belief.json")
+NET_FILES = ("exit_valueleaf.pt", "exit_valueleaf.json", "belief.pt", "belief.json")
+"""What ``strongest-net`` (``exit-valueleaf-guard``) loads."""
 ARGS = ["--walls", "2", "--boot", "20", "--quiet", "--no-adjust"]
 
 
 @pytest.fixture
 def shipped(tmp_path, monkeypatch) -> Path:
-    """A copy of the checkpoints ``distill-guard`` loads, as the shipped folder."""
+    """A copy of the checkpoints ``distill-guard`` and ``strongest-net`` load, as the shipped folder."""
     folder = tmp_path / "shipped"
     folder.mkdir()
-    for name in GUARD_FILES:
+    for name in {*GUARD_FILES, *NET_FILES}:
         shutil.copy2(checkpoint.SHIPPED_DIR / name, folder / name)
     monkeypatch.setattr(checkpoint, "SHIPPED_DIR", folder)
     monkeypatch.setattr(ladder, "SHIPPED", folder)  # the old lookup, for a fair comparison
@@ -51,7 +53,8 @@ def test_a_composite_agent_and_its_alias_hash_every_file_they_load(shipped):
     guard = ladder.agent_identity("distill-guard")
     assert guard["sha256"] == {name: _sha(shipped / name) for name in GUARD_FILES}
     alias = ladder.agent_identity("strongest-net")
-    assert alias["alias"] == "distill-guard" and alias["sha256"] == guard["sha256"]
+    assert alias["alias"] == "exit-valueleaf-guard"
+    assert alias["sha256"] == {name: _sha(shipped / name) for name in NET_FILES}
     assert ladder.agent_identity("heuristic") == {"spec": "heuristic", "sha256": {}}
 
 
@@ -59,6 +62,7 @@ def test_a_reshipped_checkpoint_is_another_agent(shipped):
     before = ladder.agent_identity("distill-guard")
     alias_before = ladder.agent_identity("strongest-net")
     _reship(shipped)
+    _reship(shipped, "exit_valueleaf")
     after = ladder.agent_identity("distill-guard")
     assert after["sha256"]["distill.pt"] != before["sha256"]["distill.pt"]
     assert after["sha256"]["belief.pt"] == before["sha256"]["belief.pt"]

@@ -57,7 +57,10 @@ def events(records):
 
 def test_vocab_ids_resolve_aliases_and_unknowns():
     assert vocab_id("strongest") == VOCAB.index("distill-search64-after-win")
-    assert vocab_id("strongest-net") == VOCAB.index("distill-guard")
+    assert vocab_id("strongest-net") == 0  # its target came after the vocabulary
+    assert vocab_id("strongest-net", aliases={"strongest-net": "distill-guard"}) == VOCAB.index(
+        "distill-guard"
+    )
     assert vocab_id("runs/ppo/best.pt") == 0 and vocab_id("distil") == 0
     ids = seat_ids(["a", "heuristic", "b", "random"], 1)
     assert list(ids) == [vocab_id("heuristic"), 0, vocab_id("random"), 0]

@@ -230,3 +230,12 @@ def load_distill_guard(seed: int | None = None) -> GuardedAgent:
     return GuardedAgent(
         BeliefModel.load("belief"), threshold=0.1, slack=0, keep=0.9, base=load_distill(seed)
     )
+
+
+def load_exit_valueleaf_guard(seed: int | None = None) -> GuardedAgent:
+    """``exit-valueleaf`` with ``distill-guard``'s deal-in guard (shipped belief model, t=0.1, k=0.9)."""
+    from sichuan_env.agents.nn.torch_agent import load_exit_valueleaf
+
+    return GuardedAgent(
+        BeliefModel.load("belief"), threshold=0.1, slack=0, keep=0.9, base=load_exit_valueleaf(seed)
+    )

@@ -36,8 +36,11 @@ VOCAB = (
 )
 """The policies the network knows by name; ``unknown`` (id 0) stands for any other."""
 UNKNOWN = 0
-ALIASES = {"strongest": "distill-search64-after-win", "strongest-net": "distill-guard"}
-"""Names that stand for a ``VOCAB`` entry (kept in step with the registry's aliases)."""
+ALIASES = {"strongest": "distill-search64-after-win"}
+"""Names that stand for a ``VOCAB`` entry (kept in step with the registry's aliases).
+
+``strongest-net`` is not here: its target (``exit-valueleaf-guard``) came after the
+network's vocabulary, so it is ``unknown`` to it, as every agent outside ``VOCAB`` is."""
 
 ROW_FIELDS = {
     "tiles": ((4, 3, 27), np.uint8),

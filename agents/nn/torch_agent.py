@@ -270,3 +270,8 @@ def load_distill_sample(seed: int | None = None) -> TorchAgent:
 def load_exit(seed: int | None = None) -> TorchAgent:
     """The shipped expert-iteration agent: round 3 of ``sichuan_env.train.policy.exit`` from ``distill``."""
     return TorchAgent.load("exit", seed)
+
+
+def load_exit_valueleaf(seed: int | None = None) -> TorchAgent:
+    """Round 3 of expert iteration on the value-leaf search from ``distill`` (``research/leaf_rounds``)."""
+    return TorchAgent.load("exit_valueleaf", seed)

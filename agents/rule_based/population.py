@@ -170,13 +170,13 @@ def decide_style(obs, mask, dist, style: int) -> int:
         threats = _threats(obs)
     now = 99
     best_a, best_key = -1, 1 << 60
-    shs = np.zeros(27, dtype=np.int64)
-    uks = np.zeros(27, dtype=np.int64)
-    discard_table_of(hand, void, unseen, dist, mask[DISCARD : DISCARD + 27], shs, uks)
+    sh_after = np.zeros(27, dtype=np.int64)
+    uk_after = np.zeros(27, dtype=np.int64)
+    discard_table_of(hand, void, unseen, dist, mask[DISCARD : DISCARD + 27], sh_after, uk_after)
     for d in range(27):
         if not mask[DISCARD + d] or hand[d] == 0:
             continue
-        sh, uk = shs[d], uks[d]
+        sh, uk = sh_after[d], uk_after[d]
         now = min(now, sh)
         key = sh * 1000 - uk
         if style == VALUE:

@@ -175,7 +175,7 @@ def discard_table_of(hand, void: int, unseen, dist, want, sh, uk) -> None:
                 continue
             kd = kt - POW5[t % 9]
             wt = _word(dist, kd, s, void)
-            ft, ot = _slots(wt)
+            ft, o_t = _slots(wt)
             base = _shanten_of(wt, ra, rb, n, fx + fy, ox + oy)
             useful = 0
             if s != void:
@@ -188,12 +188,12 @@ def discard_table_of(hand, void: int, unseen, dist, want, sh, uk) -> None:
                     w = unseen[d] if d == t else weight[d]  # less one t: a fourth t is drawable
                     useful += w * (e < base)
             # draws of the other suits: the discard's suit (now wt) and the third are fixed
-            for u, wo, fo, oo in ((x, wy, fy, oy), (y, wx, fx, ox)):
+            for u, wo, f_other, o_other in ((x, wy, fy, oy), (y, wx, fx, ox)):
                 if u == void:
                     continue
                 qa, qb = _pair(wt, wo, m)
                 for d in range(9 * u, 9 * u + 9):
-                    e = _shanten_of(plus[d], qa, qb, n + 1, ft + fo, ot + oo)
+                    e = _shanten_of(plus[d], qa, qb, n + 1, ft + f_other, o_t + o_other)
                     useful += weight[d] * (e < base)
             sh[t] = base
             uk[t] = useful
