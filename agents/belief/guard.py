@@ -223,19 +223,20 @@ def parse_far(text: str) -> tuple[float, int, float] | None:
     return far
 
 
+def _shipped_guard(base: BaseAgent) -> GuardedAgent:
+    """``base`` guarded by the shipped belief model with the registered setting (t=0.1, k=0.9)."""
+    return GuardedAgent(BeliefModel.load("belief"), threshold=0.1, slack=0, keep=0.9, base=base)
+
+
 def load_distill_guard(seed: int | None = None) -> GuardedAgent:
     """The registered ``distill-guard``: shipped ``distill`` + shipped belief model, t=0.1, k=0.9."""
     from sichuan_env.agents.nn.torch_agent import load_distill
 
-    return GuardedAgent(
-        BeliefModel.load("belief"), threshold=0.1, slack=0, keep=0.9, base=load_distill(seed)
-    )
+    return _shipped_guard(load_distill(seed))
 
 
 def load_exit_valueleaf_guard(seed: int | None = None) -> GuardedAgent:
     """``exit-valueleaf`` with ``distill-guard``'s deal-in guard (shipped belief model, t=0.1, k=0.9)."""
     from sichuan_env.agents.nn.torch_agent import load_exit_valueleaf
 
-    return GuardedAgent(
-        BeliefModel.load("belief"), threshold=0.1, slack=0, keep=0.9, base=load_exit_valueleaf(seed)
-    )
+    return _shipped_guard(load_exit_valueleaf(seed))

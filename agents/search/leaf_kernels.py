@@ -14,6 +14,7 @@ from sichuan_env.agents.rule_based.fused import style_action
 from sichuan_env.agents.search.agent import _public_seed
 from sichuan_env.agents.search.rollout import (
     MAX_CANDIDATES,
+    add_candidate,
     draw_sample,
     search_choice,
     search_start,
@@ -78,18 +79,9 @@ def leaf_rows(states, scratch, seed: np.uint64, knobs, env, bel, prior, extra, l
         gains = np.zeros(MAX_CANDIDATES, dtype=np.float64)
         k_n, base, _default = search_start(work, raw, raw_states[i], prior[i], gap, False, False,
                                           styles, rules, flags, obs, mask, dist, cands, gains)  # fmt: skip
-        for e in range(extra.shape[1]):
-            x = extra[i, e]
-            if k_n <= 0 or mask[HU] or x < 0 or x >= mask.shape[0] or mask[x] == 0:
-                continue  # a legal win is always taken: nothing is added to it
-            if k_n >= MAX_CANDIDATES:
-                continue
-            seen = False
-            for c in range(k_n):
-                seen = seen or cands[c] == x
-            if not seen:
-                cands[k_n] = x
-                k_n += 1
+        if k_n > 0 and not mask[HU]:  # a legal win is always taken: nothing is added to it
+            for e in range(extra.shape[1]):
+                k_n = add_candidate(cands, k_n, extra[i, e], mask)
         if k_n > MAX_LEAF_CANDIDATES:  # keep the default and the first others
             if base >= MAX_LEAF_CANDIDATES:
                 cands[MAX_LEAF_CANDIDATES - 1] = cands[base]

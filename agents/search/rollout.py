@@ -113,6 +113,21 @@ def is_searched(st, claims: bool, setup: bool) -> bool:
 
 
 @njit
+def add_candidate(cands, n: int, x: int, mask) -> int:
+    """``x`` appended to the first ``n`` of ``cands`` when legal in ``mask``, new and room is left.
+
+    Returns the new count (``n`` when ``x`` is -1, illegal, already there, or ``cands`` is full).
+    """
+    if x < 0 or x >= mask.shape[0] or mask[x] == 0 or n >= cands.shape[0]:
+        return n
+    for c in range(n):
+        if cands[c] == x:
+            return n
+    cands[n] = x
+    return n + 1
+
+
+@njit
 def decision_candidates(
     st, rules, flags, mask, dist, gap: int, claims: bool, setup: bool, out
 ) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -27,6 +28,12 @@ def _read(path: Path) -> dict:
     for key in ("a_adjusted", "b_adjusted", "a_minus_b_adjusted", "walls"):
         if key not in data:
             raise ValueError(f"{path}: not a research.exit.paired result (no {key!r})")
+    for key in ("a_adjusted", "b_adjusted", "a_minus_b_adjusted"):
+        v = data[key]
+        if not all(
+            isinstance(v.get(f), (int, float)) and math.isfinite(v[f]) for f in ("mean", "ci95")
+        ):
+            raise ValueError(f"{path}: {key} must hold finite mean and ci95, got {v!r}")
     return data
 
 

@@ -49,6 +49,7 @@ from sichuan_env.agents.search.hybrid import trigger_rows
 from sichuan_env.agents.search.net_rollout import evaluate_candidates_net
 from sichuan_env.agents.search.rollout import (
     MAX_CANDIDATES,
+    add_candidate,
     decision_candidates,
     evaluate_candidates,
 )
@@ -107,15 +108,7 @@ def label_rows(states, scratch, extra, seeds, knobs, env, net, cands_o, gain_o, 
         if not ok_o[i]:
             continue
         for k in range(-1, extra.shape[1]):
-            x = d if k < 0 else extra[i, k]
-            if x < 0 or mask[x] == 0 or nc >= MAX_CANDIDATES:
-                continue
-            seen = False
-            for c in range(nc):
-                seen = seen or cands[c] == x
-            if not seen:
-                cands[nc] = x
-                nc += 1
+            nc = add_candidate(cands, nc, d if k < 0 else extra[i, k], mask)
         base = 0
         for c in range(nc):
             if cands[c] == d:
