@@ -248,6 +248,12 @@ BAD_USAGE = {
         ["--json", "{blocked}"],
     ],
     "sichuan_env.demo": [["--hands", "-5"], ["--hands", "0"], ["--hands", "1e9"]],
+    "benchmarks.collector_ab": [
+        ["no-such-ref-xyz"],
+        ["HEAD", "--pairs", "0"],
+        ["HEAD", "--envs", "0"],
+        ["HEAD", "--json", "{blocked}"],
+    ],
 }
 
 

@@ -131,6 +131,13 @@ def _aux_fill(obs, dist, out, sh, uk) -> bool:
     return False
 
 
+@njit
+def aux_into(obs, dist, out) -> None:
+    """``_aux_one`` into ``out`` of any prior content (zeroed first)."""
+    out[:] = 0.0
+    _aux_one(obs, dist, out)
+
+
 @njit(parallel=True)
 def _aux_batch(obs, dist, out) -> None:
     for i in numba.prange(obs.shape[0]):

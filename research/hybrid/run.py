@@ -81,6 +81,13 @@ CASES: dict[str, dict[str, Any] | str] = {
     "hybrid-won-s128-z1.5": {"late": -1, "after_win": True, "samples": 128, "z": 1.5},
     "hybrid-won-s256": {"late": -1, "after_win": True, "samples": 256},
     "hybrid-won-s256-z1.5": {"late": -1, "after_win": True, "samples": 256, "z": 1.5},
+    "vlguard-won-s64": {
+        "net": "exit-valueleaf-guard",
+        "late": -1,
+        "after_win": True,
+        "samples": 64,
+    },
+    "vl-won-s64": {"net": "exit-valueleaf", "late": -1, "after_win": True, "samples": 64},
     "valueleaf-always": "distill-valueleaf8",
     "valueleaf-won": "distill-valueleaf8-after-win",
     "valueleaf-won-s16": {"late": -1, "after_win": True, "valueleaf": {"samples": 16}},

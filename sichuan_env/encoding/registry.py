@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 Blocks = tuple[tuple[str, int], ...]
 
 
@@ -35,6 +37,27 @@ class ObsVersion:
     encode_at: Callable[..., Any]
     encode_batch: Callable[..., Any]
     doc: str = ""
+    encode_rows: Callable[..., Any] | None = None
+
+    def encode_many(
+        self,
+        states: np.ndarray,
+        idx: np.ndarray,
+        seats: np.ndarray,
+        oracle: bool,
+        rules: Any,
+        out: np.ndarray,
+    ) -> None:
+        """Seat ``seats[j]``'s observation of ``states[idx[j]]`` into ``out[j]``, every ``j``.
+
+        One parallel kernel call where the version registers ``encode_rows``, else one
+        ``encode_at`` call per row (the same values).
+        """
+        if self.encode_rows is not None:
+            self.encode_rows(states, idx, seats, oracle, rules, out)
+            return
+        for j in range(len(idx)):
+            self.encode_at(states, int(idx[j]), int(seats[j]), oracle, rules, out[j])
 
     def rows(self, oracle: bool = False) -> int:
         """Rows of an observation (with the oracle rows when ``oracle``)."""

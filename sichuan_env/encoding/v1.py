@@ -210,6 +210,13 @@ def encode_batch(states, seats, oracle: bool, rules, obs) -> None:
         encode_v1(states[i], states[i].to_act, oracle, rules, obs[i])
 
 
+@njit(parallel=True)
+def encode_rows(states, idx, seats, oracle: bool, rules, out) -> None:
+    """Seat ``seats[j]``'s v1 observation of ``states[idx[j]]`` into ``out[j]``, parallel."""
+    for j in numba.prange(idx.shape[0]):
+        encode_v1(states[idx[j]], seats[j], oracle, rules, out[j])
+
+
 register(
     ObsVersion(
         1,
@@ -218,5 +225,6 @@ register(
         encode_at=encode_at,
         encode_batch=encode_batch,
         doc=__doc__ or "",
+        encode_rows=encode_rows,
     )
 )

@@ -11,8 +11,10 @@ Why it is faster than those calls: a discard and a draw change at most two
 of the three suits' ``tables.DIST`` words, so the other suits are combined
 once (the min-plus convolution of their per-meld distances, with the pair in
 either of them) and each draw adds one suit to that combination, five terms
-instead of the fifteen splits of three suits. Seven pairs adds per-suit slot
-counts, so it is a sum.
+instead of the fifteen splits of three suits. Whether a draw lowers the
+shanten is then one test of its suit word against per-field limits, made on
+all ten fields at once in one 64-bit word (``_limits``, ``_lowers``). Seven
+pairs adds per-suit slot counts, so it is a sum.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ from .tables import POW5
 
 _FAR = 99
 """A distance no target reaches (larger than any sum of table fields)."""
+_LOW = np.uint64(0x0F0F0F0F0F)
+"""The five fields of one kind (no pair at bits ``8i``; with pair at ``8i + 4``, shifted down)."""
+_GUARD = np.uint64(0x8080808080)
+"""Each field's byte's top bit: the borrow guard of the packed comparison."""
 
 
 @njit
@@ -91,6 +97,45 @@ def _with(w: np.uint64, ra: tuple, rb: tuple) -> int:
 
 
 @njit
+def _limits(ra: tuple, rb: tuple, best: int) -> tuple:
+    """Packed limits under which a suit word joined to ``_pair``'s ``(ra, rb)`` beats ``best``.
+
+    The standard distance ``_with(w, ra, rb)`` is below ``best`` exactly when some
+    field ``a[i] <= best - 1 - rb[i]`` or ``b[i] <= best - 1 - ra[i]``. Returns
+    ``(la, lb, va, vb)``: those limits, one per byte (at most 127), and the guard
+    bits of the bytes whose limit is not negative (a negative limit no field meets).
+    """
+    la = np.uint64(0)
+    lb = np.uint64(0)
+    va = np.uint64(0)
+    vb = np.uint64(0)
+    for i in range(5):
+        xa = best - 1 - rb[i]
+        xb = best - 1 - ra[i]
+        at = np.uint64(8 * i)
+        if xa >= 0:
+            la |= np.uint64(min(xa, 127)) << at
+            va |= np.uint64(0x80) << at
+        if xb >= 0:
+            lb |= np.uint64(min(xb, 127)) << at
+            vb |= np.uint64(0x80) << at
+    return la, lb, va, vb
+
+
+@njit
+def _lowers(w: np.uint64, la: np.uint64, lb: np.uint64, va: np.uint64, vb: np.uint64) -> bool:
+    """``_with(w, ra, rb) < best`` for ``_limits(ra, rb, best)``, all ten fields at once.
+
+    Each byte holds a limit ``l <= 127`` and a field ``x <= 15``: ``(l | 0x80) - x``
+    keeps the byte's top bit exactly when ``x <= l``, and never borrows from the
+    next byte.
+    """
+    xa = w & _LOW
+    xb = (w >> np.uint64(4)) & _LOW
+    return ((((la | _GUARD) - xa) & va) | (((lb | _GUARD) - xb) & vb)) != np.uint64(0)
+
+
+@njit
 def _slots(w: np.uint64) -> tuple:
     """(free pair slots, single tiles) of one suit's word: the seven-pairs counts."""
     free = np.int64((w >> np.uint64(40)) & np.uint64(31))
@@ -149,8 +194,9 @@ def discard_table_of(hand, void: int, unseen, dist, want, sh, uk) -> None:
         return
     n = n0 + n1 + n2 - 1  # tiles after the discard; a draw makes n + 1, the same meld count
     m = (n - 1) // 3
+    seven = n + 1 >= 13  # the hands after a draw may be seven pairs
     # each draw's weight (0: it cannot be drawn) and word, the hand as it is; the loads are
-    # gathered before the evaluations so that they overlap, and the evaluations do not branch
+    # gathered before the evaluations so that they overlap
     weight = np.empty(27, dtype=np.int64)
     plus = np.empty(27, dtype=np.uint64)
     for d in range(27):
@@ -159,7 +205,6 @@ def discard_table_of(hand, void: int, unseen, dist, want, sh, uk) -> None:
         ok = unseen[d] > 0 and hand[d] < 4 and s != void
         weight[d] = unseen[d] if ok else 0
         plus[d] = dist[k + POW5[d % 9] if ok else 0]
-    same = np.empty(9, dtype=np.uint64)
     for s in range(3):
         kt = k0 if s == 0 else (k1 if s == 1 else k2)
         # the two other suits, as they are: the draws of the discard's own suit
@@ -177,24 +222,38 @@ def discard_table_of(hand, void: int, unseen, dist, want, sh, uk) -> None:
             wt = _word(dist, kd, s, void)
             ft, o_t = _slots(wt)
             base = _shanten_of(wt, ra, rb, n, fx + fy, ox + oy)
+            best = base + 1  # a draw is useful when its hand needs fewer than best tiles
+            # a draw lowers the seven-pairs distance by at most one: only when seven pairs is
+            # already a best shape can it bring the hand below best
+            seven_t = seven and _seven(fx + fy + ft, ox + oy + o_t) <= best
             useful = 0
             if s != void:
-                for r in range(9):
-                    ok = weight[9 * s + r] > 0 or (9 * s + r == t and unseen[t] > 0)
-                    same[r] = dist[kd + POW5[r] if ok else 0]
+                la, lb, va, vb = _limits(ra, rb, best)
                 for r in range(9):
                     d = 9 * s + r
-                    e = _shanten_of(same[r], ra, rb, n + 1, fx + fy, ox + oy)
                     w = unseen[d] if d == t else weight[d]  # less one t: a fourth t is drawable
-                    useful += w * (e < base)
+                    if w == 0:
+                        continue
+                    wd = dist[kd + POW5[r]]
+                    hit = _lowers(wd, la, lb, va, vb)
+                    if seven_t and not hit:
+                        f, o = _slots(wd)
+                        hit = _seven(fx + fy + f, ox + oy + o) < best
+                    useful += w * hit
             # draws of the other suits: the discard's suit (now wt) and the third are fixed
             for u, wo, f_other, o_other in ((x, wy, fy, oy), (y, wx, fx, ox)):
                 if u == void:
                     continue
                 qa, qb = _pair(wt, wo, m)
+                la, lb, va, vb = _limits(qa, qb, best)
                 for d in range(9 * u, 9 * u + 9):
-                    e = _shanten_of(plus[d], qa, qb, n + 1, ft + f_other, o_t + o_other)
-                    useful += weight[d] * (e < base)
+                    if weight[d] == 0:
+                        continue
+                    hit = _lowers(plus[d], la, lb, va, vb)
+                    if seven_t and not hit:
+                        f, o = _slots(plus[d])
+                        hit = _seven(ft + f_other + f, o_t + o_other + o) < best
+                    useful += weight[d] * hit
             sh[t] = base
             uk[t] = useful
 

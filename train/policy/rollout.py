@@ -18,13 +18,20 @@ import numpy as np
 import torch
 from sichuan_env.agents.base import Agent
 from sichuan_env.agents.device import autocast
-from sichuan_env.agents.nn.features import aux_features, heuristic_choices
+from sichuan_env.agents.nn.features import AUX_SIZE, aux_features, heuristic_choices
 from sichuan_env.agents.nn.policy import PolicyNet, masked_logits
-from sichuan_env.train.policy.rollout_book import credit_step, gather_obs, link_rows
+from sichuan_env.train.policy.rollout_book import (
+    credit_step,
+    gather_step,
+    link_rows,
+    mask_words,
+    step_rows,
+)
 
 from sichuan_env._jit import njit
 from sichuan_env.encoding.registry import get as get_obs_version
 from sichuan_env.envs.vector import VectorEnv
+from sichuan_env.kernels.tables import get_tables
 from sichuan_env.rules.config import kernel_rules
 
 
@@ -60,32 +67,6 @@ opponents' decisions, and the bookkeeping (``t_book``: buffer writes, trajectory
 reward credit). The bootstrap values of a rollout's open trajectories add their views'
 encoding, the critic's forward pass and its download to ``t_encode``, ``t_forward`` and
 ``t_copy`` (not to ``t_policy``)."""
-
-
-@njit
-def step_rows(mask, seat, learner_seat, actions, learner, rows) -> int:
-    """One pass over a step's masks; returns how many learner decisions are free.
-
-    Writes each env's first legal action (the forced choice) into ``actions``, whether
-    the learner owes its decision into ``learner``, and the learner's free decisions (more
-    than one legal action) into ``rows[:count]``.
-    """
-    count = 0
-    for i in range(mask.shape[0]):
-        first = -1
-        legal = 0
-        for a in range(mask.shape[1]):
-            if mask[i, a]:
-                legal += 1
-                if first < 0:
-                    first = a
-        actions[i] = max(first, 0)
-        mine = learner_seat[i] < 0 or learner_seat[i] == seat[i]
-        learner[i] = mine
-        if mine and legal > 1:
-            rows[count] = i
-            count += 1
-    return count
 
 
 class Buffer:
@@ -202,6 +183,8 @@ class Collector:
         self._buf_dones = np.zeros(0, dtype=np.bool_)
         self._acc = np.zeros(n)
         self._ended, self._ended_points = np.zeros(n, np.int64), np.zeros(n)
+        self._aux_tmp = np.zeros((0, AUX_SIZE), dtype=np.float32)  # features when buf has none
+        self._dist = get_tables()["DIST"]
 
     def _draw(self, slots: np.ndarray) -> None:
         if len(slots) == 0 or not self.pool:
@@ -225,7 +208,8 @@ class Collector:
         for _ in range(steps):
             obs, mask, seat = self.obs, self.mask, self.seat
             tp = time.perf_counter()
-            n_rows = step_rows(mask, seat, self.learner_seat, actions, learner, row_buf)
+            n_rows = step_rows(mask, mask_words(mask), seat, self.learner_seat, actions,
+                               learner, row_buf)  # fmt: skip
             rows = row_buf[:n_rows]
             t0 = time.perf_counter()
             self.stats["t_book"] += t0 - tp
@@ -293,16 +277,26 @@ class Collector:
         t0 = time.perf_counter()
         dev = self.device
         hi = lo + rows.size
-        # one gather each, straight into the buffer; uploads and features read from there
+        # one parallel pass gathers observations and masks straight into the buffer and
+        # computes the numba features there (no round trip through the device)
+        aux_host = None
+        if self.net.config.aux and buf.aux is not None:
+            aux_host = buf.aux[lo:hi]
+        elif self.net.config.aux:  # a buffer without features: computed all the same
+            if len(self._aux_tmp) < rows.size:
+                self._aux_tmp = np.zeros((rows.size, AUX_SIZE), dtype=np.float32)
+            aux_host = self._aux_tmp[: rows.size]
+        aux_out = self._aux_tmp[:0] if aux_host is None else aux_host
         if buf.oracle is not None:
             np.take(obs, rows, axis=0, out=buf.oracle[lo:hi])
             buf.obs[lo:hi] = buf.oracle[lo:hi, : self.rows]
+            np.take(mask, rows, axis=0, out=buf.masks[lo:hi])
+            if aux_host is not None:
+                aux_host[:] = aux_features(buf.obs[lo:hi])
         else:
-            gather_obs(obs, rows, self.rows, buf.obs[lo:hi])
-        np.take(mask, rows, axis=0, out=buf.masks[lo:hi])
+            gather_step(obs, mask, rows, self.rows, buf.obs[lo:hi], buf.masks[lo:hi],
+                        self._dist, aux_host is not None, aux_out)  # fmt: skip
         public, rows_mask = buf.obs[lo:hi], buf.masks[lo:hi]
-        # the numba features on the host arrays: no round trip through the device
-        aux_host = aux_features(public) if self.net.config.aux else None
         prior_host = heuristic_choices(public, rows_mask) if self.net.config.prior else None
         full = self._upload(buf.oracle[lo:hi] if self.oracle and buf.oracle is not None
                             else obs[rows] if self.oracle else public, "obs")  # fmt: skip
@@ -335,8 +329,6 @@ class Collector:
             packed = packed.cpu().numpy()
             out_a, out_logp, out_v = packed[:, 0].astype(np.int64), packed[:, 1], packed[:, 2]
         t3 = time.perf_counter()
-        if aux_host is not None and buf.aux is not None:
-            buf.aux[lo:hi] = aux_host
         if prior_host is not None:
             buf.prior[lo:hi] = prior_host
         buf.actions[lo:hi] = out_a
@@ -375,10 +367,9 @@ class Collector:
         oracle = self.oracle
         shape = self.spec.shape(oracle)
         views = np.zeros((open_i.size, *shape), dtype=np.uint8)
-        states = self.venv.states.copy()
+        states = self.venv.states  # a read-only snapshot already
         r = kernel_rules(self.venv.rules)
-        for j in range(open_i.size):
-            self.spec.encode_at(states, int(open_i[j]), int(open_s[j]), oracle, r, views[j])
+        self.spec.encode_many(states, open_i, open_s, oracle, r, views)
         with torch.no_grad():
             v = torch.from_numpy(views).to(self.device)
             self._sync()

@@ -7,18 +7,89 @@ order, so the rollouts are bit for bit the earlier ones (``tests/test_collector_
 
 from __future__ import annotations
 
+import numba
+import numpy as np
+from sichuan_env.agents.nn.features import aux_into
+
 from sichuan_env._jit import njit
+
+_ONES = np.uint64(0x0101010101010101)
+"""The lowest bit of each byte of a 64-bit word."""
+
+
+def mask_words(mask: np.ndarray) -> np.ndarray:
+    """``mask`` (``int8[N, A]``, C-contiguous) as ``uint64[N, A // 8]``, eight actions a word.
+
+    A mask whose width is not a multiple of 8 gives an empty array (``step_rows`` then reads
+    the bytes one by one).
+    """
+    if mask.shape[1] % 8 or not mask.flags.c_contiguous:
+        return np.zeros((0, 0), dtype=np.uint64)
+    return mask.view(np.uint64)
 
 
 @njit
-def gather_obs(obs, rows, n_rows, out) -> None:
-    """``out[j] = obs[rows[j], :n_rows]`` for every ``j`` (no temporary)."""
-    for j in range(rows.shape[0]):
+def step_rows(mask, words, seat, learner_seat, actions, learner, rows) -> int:
+    """One pass over a step's masks; returns how many learner decisions are free.
+
+    Writes each env's first legal action (the forced choice) into ``actions``, whether
+    the learner owes its decision into ``learner``, and the learner's free decisions (more
+    than one legal action) into ``rows[:count]``. ``words`` is ``mask_words(mask)``: the
+    legal actions are counted eight at a time (a nonzero byte counts one).
+    """
+    count = 0
+    by_word = words.shape[0] == mask.shape[0]
+    for i in range(mask.shape[0]):
+        first = -1
+        legal = 0
+        if by_word:
+            for j in range(words.shape[1]):
+                w = words[i, j]
+                if w == 0:
+                    continue
+                x = w | (w >> np.uint64(4))  # fold each byte's bits into its lowest bit
+                x |= x >> np.uint64(2)
+                x |= x >> np.uint64(1)
+                x &= _ONES
+                legal += np.int64((x * _ONES) >> np.uint64(56))  # the sum of the bytes
+                if first < 0:
+                    for a in range(8 * j, 8 * j + 8):
+                        if mask[i, a]:
+                            first = a
+                            break
+        else:
+            for a in range(mask.shape[1]):
+                if mask[i, a]:
+                    legal += 1
+                    if first < 0:
+                        first = a
+        actions[i] = max(first, 0)
+        mine = learner_seat[i] < 0 or learner_seat[i] == seat[i]
+        learner[i] = mine
+        if mine and legal > 1:
+            rows[count] = i
+            count += 1
+    return count
+
+
+@njit(parallel=True)
+def gather_step(obs, mask, rows, n_rows, out_obs, out_mask, dist, aux, out_aux) -> None:
+    """A step's learner rows into the buffer in one parallel pass: observations, masks, features.
+
+    ``out_obs[j] = obs[rows[j], :n_rows]``, ``out_mask[j] = mask[rows[j]]`` and, when
+    ``aux``, ``out_aux[j]`` = ``aux_features`` of ``out_obs[j]``, computed while the row
+    is in cache (the same values as a gather, ``np.take`` and ``aux_features``).
+    """
+    for j in numba.prange(rows.shape[0]):
         src = obs[rows[j]]
-        dst = out[j]
+        dst = out_obs[j]
         for r in range(n_rows):
             for t in range(src.shape[1]):
                 dst[r, t] = src[r, t]
+        for a in range(mask.shape[1]):
+            out_mask[j, a] = mask[rows[j], a]
+        if aux:
+            aux_into(dst, dist, out_aux[j])
 
 
 @njit

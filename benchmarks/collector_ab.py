@@ -1,0 +1,124 @@
+"""The PPO collector of another commit against the working tree, in alternating processes.
+
+    python -m benchmarks.collector_ab HEAD~1 --pairs 5
+
+``benchmarks.collector --baseline`` loads an older ``rollout.py`` beside the current
+one, so both share today's kernels (features, ukeire, encoders, env); a change to a
+kernel speeds both sides alike and does not show. This tool runs the whole package of
+commit ``REF`` (``git archive``, laid out as the installed package: ``agents`` and
+``train`` under ``sichuan_env``) and of the working tree (copied the same way; numba
+compiles each copy once, in the first pair's warm-up), each in its own process running
+``python -m benchmarks.collector``, alternating ``--pairs`` times so that both see the
+same machine states. Prints each side's median decisions per second and collector's own
+work per decision (encode + copies + bookkeeping), with bootstrap 95% intervals of the
+medians, and the paired ratios; writes JSON like the other benchmarks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from io import BytesIO
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.common import check_json_arg, log, median_ci, print_table, write_results
+from sichuan_env._cli import int_arg
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def layout(src: Path, pkg: Path) -> None:
+    """The checkout ``src`` as the installed package under ``pkg`` (with ``benchmarks``)."""
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(src / "sichuan_env", pkg / "sichuan_env", ignore=skip)
+    for sub in ("agents", "train"):
+        if (src / sub).is_dir():
+            shutil.copytree(src / sub, pkg / "sichuan_env" / sub, ignore=skip)
+    shutil.copytree(src / "benchmarks", pkg / "benchmarks", ignore=skip)
+
+
+def export(ref: str, dest: Path) -> str:
+    """Commit ``ref``'s package under ``dest / "pkg"``; returns the commit's full hash."""
+    try:
+        sha = subprocess.run(["git", "rev-parse", "--verify", f"{ref}^{{commit}}"], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+        blob = subprocess.run(["git", "archive", "--format=tar", sha], cwd=ROOT,
+                              capture_output=True, check=True).stdout  # fmt: skip
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise ValueError(
+            f"cannot export {ref!r}: not a commit of this repository ({exc})"
+        ) from None
+    with tarfile.open(fileobj=BytesIO(blob)) as tar:
+        tar.extractall(dest / "src", filter="data")
+    layout(dest / "src", dest / "pkg")
+    return sha
+
+
+def one_run(cwd: Path, out: Path, args: argparse.Namespace) -> dict:
+    """One ``benchmarks.collector`` process in ``cwd``; its JSON document."""
+    cmd = [sys.executable, "-m", "benchmarks.collector", "--envs", str(args.envs),
+           "--steps", str(args.steps), "--rounds", str(args.rounds), "--json", str(out)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(cwd)}
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark in {cwd} failed:\n{proc.stderr[-2000:]}")
+    return json.loads(out.read_text())
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """CLI entry point; returns the JSON document."""
+    p = argparse.ArgumentParser(prog="benchmarks.collector_ab", description=__doc__)
+    p.add_argument("ref", help="the commit to compare the working tree with (e.g. HEAD)")
+    p.add_argument("--pairs", type=int_arg(1, 100), default=5)
+    p.add_argument("--envs", type=int_arg(1, 65536), default=1024)
+    p.add_argument("--steps", type=int_arg(1, 4096), default=32)
+    p.add_argument("--rounds", type=int_arg(1, 1000), default=4)
+    p.add_argument("--json", type=Path, default=None)
+    args = p.parse_args(argv)
+    check_json_arg(p, args.json)
+    runs: dict[str, list[dict]] = {"ref": [], "tree": []}
+    with tempfile.TemporaryDirectory(prefix="collector-ab-") as tmp:
+        try:
+            sha = export(args.ref, Path(tmp))
+        except ValueError as exc:
+            p.error(str(exc))
+        layout(ROOT, Path(tmp) / "tree")  # a copy too: the same import paths on both sides
+        sides = {"ref": Path(tmp) / "pkg", "tree": Path(tmp) / "tree"}
+        for i in range(args.pairs):
+            log(f"pair {i + 1}/{args.pairs}: {sha[:10]}, then the working tree ...")
+            for name, cwd in sides.items():
+                runs[name].append(one_run(cwd, Path(tmp) / f"{name}-{i}.json", args))
+    rate = {k: [d["current"]["median_per_s"] for d in v] for k, v in runs.items()}
+    own = {k: [d["collector_own_us_per_decision"] for d in v] for k, v in runs.items()}
+    doc: dict = {"ref": sha, "pairs": args.pairs, "envs": args.envs, "steps": args.steps,
+                 "rounds": args.rounds}  # fmt: skip
+    rows = []
+    for name, docs in runs.items():
+        r, o = median_ci(rate[name]), median_ci(own[name])
+        label = f"{args.ref} ({sha[:10]})" if name == "ref" else "working tree"
+        rows.append([label, f"{r[0]:,.0f}", f"{r[1]:,.0f}-{r[2]:,.0f}", f"{o[0]:.3f}",
+                     f"{o[1]:.3f}-{o[2]:.3f}"])  # fmt: skip
+        split = {k: float(np.median([d["split_us_per_decision"][k] for d in docs]))
+                 for k in docs[0]["split_us_per_decision"]}  # fmt: skip
+        doc[name] = {"per_s": rate[name], "own_us": own[name], "median_split_us": split}
+    ratio = median_ci(list(np.array(rate["tree"]) / np.array(rate["ref"])))
+    own_ratio = median_ci(list(np.array(own["tree"]) / np.array(own["ref"])))
+    rows.append(["tree / ref", f"{ratio[0]:.3f}x", f"{ratio[1]:.3f}-{ratio[2]:.3f}",
+                 f"{own_ratio[0]:.3f}x", f"{own_ratio[1]:.3f}-{own_ratio[2]:.3f}"])  # fmt: skip
+    doc["ratio_per_s"] = {"median": ratio[0], "ci95": [ratio[1], ratio[2]]}
+    doc["ratio_own"] = {"median": own_ratio[0], "ci95": [own_ratio[1], own_ratio[2]]}
+    print_table([("collector", "left"), ("decisions/s", "right"), ("95% CI", "left"),
+                 ("own µs/decision", "right"), ("95% CI", "left")], rows)  # fmt: skip
+    return write_results("collector_ab", doc, args.json)
+
+
+if __name__ == "__main__":
+    main()
