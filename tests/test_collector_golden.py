@@ -128,8 +128,9 @@ def test_the_fused_gather_gives_the_separate_gathers_rollouts(monkeypatch):
     assert (got["aux1"][:, :216] != 0).any(1).sum() > 50
     # a buffer without a features array: the network sees the same features all the same
     bare = _collect(monkeypatch, reference=False, aux_in_buffer=False)
-    np.testing.assert_array_equal(bare["actions1"], got["actions1"])
     assert "aux1" not in bare
+    for key in ("actions1", "logp1", "values1"):  # the sampled actions alone hardly react
+        np.testing.assert_array_equal(bare[key], got[key], err_msg=key)
 
 
 def test_step_rows_counts_legal_actions_eight_at_a_time():

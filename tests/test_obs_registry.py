@@ -112,3 +112,63 @@ def test_vector_env_dispatches_and_re_encodes():
         assert np.array_equal(b.observe(TEST_VERSION), obs_a)
     assert a.observe(TEST_VERSION, oracle=True).shape == (8, 6, 27)
     assert b.observe(oracle=True).shape == (8, 150, 27)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("oracle", [False, True])
+def test_encode_many_equals_encode_at_and_its_fallback(version, oracle):
+    import dataclasses
+
+    from sichuan_env.rules.config import kernel_rules
+
+    venv = VectorEnv(24, seed=7, obs_version=version)
+    _, mask, _ = venv.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(30):  # hands under way: melds, discards, some won seats
+        _, mask, *_ = venv.step(np.array([rng.choice(np.flatnonzero(m)) for m in mask]))
+    states, rules = venv.states, kernel_rules(venv.rules)
+    spec = get(version)
+    assert spec.encode_rows is not None
+    idx = rng.integers(0, 24, 60)
+    seats = rng.integers(0, 4, 60)
+    want = np.zeros((60, *spec.shape(oracle)), np.uint8)
+    for j in range(60):
+        spec.encode_at(states, int(idx[j]), int(seats[j]), oracle, rules, want[j])
+    assert want.any(axis=(1, 2)).all()
+    got = np.full_like(want, 7)
+    spec.encode_many(states, idx, seats, oracle, rules, got)
+    np.testing.assert_array_equal(got, want)
+    bare = dataclasses.replace(spec, encode_rows=None)  # a version without the batched writer
+    got2 = np.full_like(want, 7)
+    bare.encode_many(states, idx, seats, oracle, rules, got2)
+    np.testing.assert_array_equal(got2, want)
+
+
+def test_encode_many_refuses_bad_arguments():
+    from sichuan_env.rules.config import kernel_rules
+
+    venv = VectorEnv(4, seed=1)
+    venv.reset()
+    states, rules, spec = venv.states, kernel_rules(venv.rules), get(1)
+    ok = np.zeros((2, *spec.shape()), np.uint8)
+    cases = {
+        "index out of range": (np.array([0, 4]), np.array([0, 1]), ok),
+        "negative index": (np.array([-1, 0]), np.array([0, 1]), ok),
+        "seat 4": (np.array([0, 1]), np.array([0, 4]), ok),
+        "lengths differ": (np.array([0, 1]), np.array([0]), ok),
+        "2-D idx": (np.array([[0, 1]]), np.array([[0, 1]]), ok),
+        "wrong out shape": (
+            np.array([0, 1]),
+            np.array([0, 1]),
+            np.zeros((3, *spec.shape()), np.uint8),
+        ),
+        "wrong out dtype": (
+            np.array([0, 1]),
+            np.array([0, 1]),
+            np.zeros((2, *spec.shape()), np.int8),
+        ),
+        "oracle rows missing": (np.array([0, 1]), np.array([0, 1]), ok),
+    }
+    for name, (idx, seats, out) in cases.items():
+        with pytest.raises(ValueError):
+            spec.encode_many(states, idx, seats, name == "oracle rows missing", rules, out)

@@ -52,7 +52,22 @@ class ObsVersion:
 
         One parallel kernel call where the version registers ``encode_rows``, else one
         ``encode_at`` call per row (the same values).
+
+        Raises:
+            ValueError: ``idx`` and ``seats`` are not 1-D and of one length, an index is
+                outside ``states`` or a seat outside 0..3, or ``out`` is not a C-contiguous
+                ``uint8[len(idx), rows, 27]`` of this version (with ``oracle``'s rows).
         """
+        idx, seats = np.asarray(idx), np.asarray(seats)
+        shape = (len(idx), *self.shape(bool(oracle)))
+        if idx.ndim != 1 or seats.shape != idx.shape:
+            raise ValueError(f"idx {idx.shape} and seats {seats.shape} must be 1-D, one length")
+        if idx.size and (idx.min() < 0 or idx.max() >= len(states)):
+            raise ValueError(f"idx must index the {len(states)} hands of states")
+        if seats.size and (seats.min() < 0 or seats.max() > 3):
+            raise ValueError("seats must be 0..3")
+        if out.shape != shape or out.dtype != np.uint8 or not out.flags.c_contiguous:
+            raise ValueError(f"out must be a C-contiguous uint8 array of shape {shape}")
         if self.encode_rows is not None:
             self.encode_rows(states, idx, seats, oracle, rules, out)
             return

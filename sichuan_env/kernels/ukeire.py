@@ -231,7 +231,8 @@ def discard_table_of(hand, void: int, unseen, dist, want, sh, uk) -> None:
                 la, lb, va, vb = _limits(ra, rb, best)
                 for r in range(9):
                     d = 9 * s + r
-                    w = unseen[d] if d == t else weight[d]  # less one t: a fourth t is drawable
+                    # less one t: a fourth t is drawable
+                    w = max(unseen[d], 0) if d == t else weight[d]
                     if w == 0:
                         continue
                     wd = dist[kd + POW5[r]]

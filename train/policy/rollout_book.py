@@ -20,10 +20,10 @@ _ONES = np.uint64(0x0101010101010101)
 def mask_words(mask: np.ndarray) -> np.ndarray:
     """``mask`` (``int8[N, A]``, C-contiguous) as ``uint64[N, A // 8]``, eight actions a word.
 
-    A mask whose width is not a multiple of 8 gives an empty array (``step_rows`` then reads
-    the bytes one by one).
+    A mask of another element size, not C-contiguous or whose width is not a multiple of 8
+    gives an empty array (``step_rows`` then reads the entries one by one).
     """
-    if mask.shape[1] % 8 or not mask.flags.c_contiguous:
+    if mask.ndim != 2 or mask.itemsize != 1 or mask.shape[1] % 8 or not mask.flags.c_contiguous:
         return np.zeros((0, 0), dtype=np.uint64)
     return mask.view(np.uint64)
 
