@@ -26,7 +26,14 @@ from sichuan_env.agents import make_agent
 from sichuan_env.agents.nn.policy import AUX_SIZE, PolicyConfig, PolicyNet
 from sichuan_env.train.policy import rollout
 
-from benchmarks.common import check_json_arg, log, median_ci, print_table, write_results
+from benchmarks.common import (
+    add_collector_size_args,
+    check_json_arg,
+    log,
+    median_ci,
+    print_table,
+    write_results,
+)
 from sichuan_env._cli import float_arg, int_arg
 from sichuan_env.envs.vector import VectorEnv
 
@@ -61,10 +68,8 @@ def main(argv: list[str] | None = None) -> dict:
     """CLI entry point; returns the JSON document."""
     p = argparse.ArgumentParser(prog="benchmarks.collector", description=__doc__)
     p.add_argument("--baseline", type=Path, default=None, help="another version's rollout.py")
-    p.add_argument("--envs", type=int_arg(1, 65536), default=1024)
-    p.add_argument("--steps", type=int_arg(1, 4096), default=32)
+    add_collector_size_args(p, rounds=6)
     p.add_argument("--pool-frac", type=float_arg(0, 1), default=0.5)
-    p.add_argument("--rounds", type=int_arg(1, 1000), default=6)
     p.add_argument("--threads", type=int_arg(1, 256), default=2)
     p.add_argument("--json", type=Path, default=None)
     args = p.parse_args(argv)

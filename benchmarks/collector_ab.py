@@ -30,7 +30,14 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import check_json_arg, log, median_ci, print_table, write_results
+from benchmarks.common import (
+    add_collector_size_args,
+    check_json_arg,
+    log,
+    median_ci,
+    print_table,
+    write_results,
+)
 from sichuan_env._cli import int_arg
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,6 +95,9 @@ def one_run(cwd: Path, out: Path, args: argparse.Namespace) -> dict:
         raise RuntimeError(
             f"the benchmark in {cwd} writes no {', '.join(missing)}: too old a commit"
         )
+    figures = [doc["current"]["median_per_s"], doc["collector_own_us_per_decision"]]
+    if not np.isfinite(np.asarray(figures, dtype=float)).all():
+        raise RuntimeError(f"the benchmark in {cwd} gave a non-finite figure: {figures}")
     return doc
 
 
@@ -118,12 +128,13 @@ def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(prog="benchmarks.collector_ab", description=__doc__)
     p.add_argument("ref", help="the commit to compare the working tree with (e.g. HEAD)")
     p.add_argument("--pairs", type=int_arg(1, 100), default=5)
-    p.add_argument("--envs", type=int_arg(1, 65536), default=1024)
-    p.add_argument("--steps", type=int_arg(1, 4096), default=32)
-    p.add_argument("--rounds", type=int_arg(1, 1000), default=4)
+    add_collector_size_args(p, rounds=4)
     p.add_argument("--json", type=Path, default=None)
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --json file")
     args = p.parse_args(argv)
     check_json_arg(p, args.json)
+    if args.json is not None and args.json.exists() and not args.overwrite:
+        p.error(f"--json: {args.json} exists (an earlier comparison); --overwrite replaces it")
     if args.ref.startswith("-"):
         p.error(f"ref {args.ref!r}: a commit, not an option")
     runs: dict[str, list[dict]] = {"ref": [], "tree": []}

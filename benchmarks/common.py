@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -18,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sichuan_env import __version__
-from sichuan_env._cli import path_problem, write_atomic
+from sichuan_env._cli import int_arg, path_problem, write_atomic
 from sichuan_env._jit_time import jit_time
 
 
@@ -45,6 +46,13 @@ def check_json_arg(parser, path: Path | None) -> None:
     """``parser.error`` (exit 2) before any work when ``--json`` cannot be written."""
     if path is not None and (problem := path_problem(path)):
         parser.error(f"--json: {problem}")
+
+
+def add_collector_size_args(parser: argparse.ArgumentParser, rounds: int) -> None:
+    """``--envs``, ``--steps`` and ``--rounds`` of the collector benchmarks (one definition)."""
+    parser.add_argument("--envs", type=int_arg(1, 65536), default=1024)
+    parser.add_argument("--steps", type=int_arg(1, 4096), default=32)
+    parser.add_argument("--rounds", type=int_arg(1, 1000), default=rounds)
 
 
 def median_time(fn, repeats: int) -> float:

@@ -53,3 +53,29 @@ def test_a_run_without_the_split_is_refused(monkeypatch, tmp_path, capsys):
     assert exit_.value.code == 1
     assert "too old" in capsys.readouterr().err
     assert not (tmp_path / "x.json").exists()
+
+
+def test_an_existing_json_is_refused_without_overwrite(tmp_path, capsys):
+    out = tmp_path / "ab.json"
+    out.write_text("{}")
+    with pytest.raises(SystemExit) as exit_:
+        ab.main(["HEAD", "--json", str(out)])
+    assert exit_.value.code == 2
+    assert "--overwrite" in capsys.readouterr().err
+    assert out.read_text() == "{}"
+
+
+def test_a_non_finite_figure_is_an_error(monkeypatch, tmp_path):
+    import subprocess
+
+    def fake_proc(cmd, **kwargs):
+        path = cmd[cmd.index("--json") + 1]
+        doc = _doc(float("nan"), 1.0)
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(ab.subprocess, "run", fake_proc)
+    args = ab.argparse.Namespace(envs=8, steps=2, rounds=1)
+    with pytest.raises(RuntimeError, match="non-finite"):
+        ab.one_run(tmp_path, tmp_path / "x.json", args)
