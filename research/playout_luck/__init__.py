@@ -1,0 +1,1 @@
+"""Luck corrections whose counterfactual draws are played forward to the next draw (issue #39)."""
