@@ -114,16 +114,12 @@ def _aux_fill(obs, dist, out, sh, uk) -> bool:
             if obs[O.CLAIM, t]:
                 c = t
         if c >= 0 and hand[c] >= 2:
+            # the best discard after the pong: min over held d of shanten(h - d) for the
+            # 3k+2 tiles h left, which is shanten(h), or 0 when h is complete (one call
+            # instead of one per held tile; tests/test_aux_shortcuts.py)
             hand[c] -= 2
-            best = 99
-            for d in range(27):
-                if hand[d] > 0:
-                    hand[d] -= 1
-                    best = min(best, shanten(hand, void, dist))
-                    hand[d] += 1
+            _bin(out, g + SH_BINS, max(shanten(hand, void, dist), 0))
             hand[c] += 2
-            if best < 99:
-                _bin(out, g + SH_BINS, best)
             if hand[c] >= 3:
                 hand[c] -= 3
                 _bin(out, g + 2 * SH_BINS, shanten(hand, void, dist))

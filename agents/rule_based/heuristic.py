@@ -181,13 +181,15 @@ def _claim(obs, mask, hand, void, dist) -> int:
                 return KONG
         if mask[PONG] and hand[t] >= 2:
             hand[t] -= 2
-            after = 99
-            for d in range(27):  # the discard that follows the pong
-                if hand[d] > 0 and (void < 0 or d // 9 == void or not _holds(hand, void)):
-                    hand[d] -= 1
-                    s = shanten(hand, void, dist)
-                    hand[d] += 1
-                    after = min(after, s)
+            if void >= 0 and _holds(hand, void):  # the discard that follows: a void tile
+                after = 99
+                for d in range(9 * void, 9 * void + 9):
+                    if hand[d] > 0:
+                        hand[d] -= 1
+                        after = min(after, shanten(hand, void, dist))
+                        hand[d] += 1
+            else:  # any tile: min over d of shanten(h - d) is shanten(h), or 0 if complete
+                after = max(shanten(hand, void, dist), 0)
             hand[t] += 2
             if after <= now:
                 return PONG
