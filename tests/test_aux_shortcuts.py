@@ -145,7 +145,7 @@ def _played_obs(steps: int = 80, envs: int = 64, seed: int = 3) -> tuple[np.ndar
 def test_features_equal_the_one_call_per_case_reference_on_played_rows():
     obs, _ = _played_obs()
     fast = aux_features(obs)
-    kinds = {"complete": 0, "one away": 0, "pong": 0}
+    kinds = {"complete": 0, "one away": 0, "pong": 0, "complete after the pong": 0}
     for i, o in enumerate(obs):
         assert np.array_equal(fast[i], _reference(o)), i
         hand = np.zeros(27, np.uint8)
@@ -156,6 +156,8 @@ def test_features_equal_the_one_call_per_case_reference_on_played_rows():
             kinds["one away"] += sh == 0
         elif hand.sum() % 3 == 1 and o[O.CLAIM].any() and hand[o[O.CLAIM].argmax()] >= 2:
             kinds["pong"] += 1
+            hand[o[O.CLAIM].argmax()] -= 2
+            kinds["complete after the pong"] += shanten(hand, void_of(o), DIST) == -1  # the clamp
     assert min(kinds.values()) > 0, kinds  # every shortcut's case was compared
 
 

@@ -115,8 +115,8 @@ def _aux_fill(obs, dist, out, sh, uk) -> bool:
                 c = t
         if c >= 0 and hand[c] >= 2:
             # the best discard after the pong: min over held d of shanten(h - d) for the
-            # 3k+2 tiles h left, which is shanten(h), or 0 when h is complete (one call
-            # instead of one per held tile; tests/test_aux_shortcuts.py)
+            # 3k+2 <= 14 tiles h left (any hand met in play), which is shanten(h), or 0
+            # when h is complete (one call, not one per held tile; tests/test_aux_shortcuts.py)
             hand[c] -= 2
             _bin(out, g + SH_BINS, max(shanten(hand, void, dist), 0))
             hand[c] += 2

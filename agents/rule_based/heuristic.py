@@ -188,7 +188,8 @@ def _claim(obs, mask, hand, void, dist) -> int:
                         hand[d] -= 1
                         after = min(after, shanten(hand, void, dist))
                         hand[d] += 1
-            else:  # any tile: min over d of shanten(h - d) is shanten(h), or 0 if complete
+            else:  # any tile: for the 3k+2 <= 14 tiles h of play, min over d of
+                # shanten(h - d) is shanten(h), or 0 if h is complete
                 after = max(shanten(hand, void, dist), 0)
             hand[t] += 2
             if after <= now:

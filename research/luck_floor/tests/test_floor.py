@@ -39,7 +39,7 @@ def test_reordered_walls_change_the_hands_that_follow() -> None:
     a = play(LINEUP, seeds, None, agents)
     b = play(LINEUP, seeds, orders, agents)
     assert (a.sum(1) == 0).all() and (b.sum(1) == 0).all()  # zero-sum either way
-    assert (a != b).any(axis=1).sum() >= 8  # most hands played out differently
+    assert (a != b).any(axis=1).sum() >= 24  # most of the 32 hands scored differently (32 now)
 
 
 def test_floor_recovers_a_known_split() -> None:
