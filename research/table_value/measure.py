@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out.exists() or (problem := path_problem(args.out)):
         p.error(f"--out: {problem or 'exists; choose another name'}")
     from sichuan_env.agents.eval.table_finetune import cross_fitted_corrections
-    from sichuan_env.agents.eval.table_value import load_table_for
+    from sichuan_env.agents.eval.table_value import TableModel, load_table_for
 
     lineup = [args.agent, "heuristic", "heuristic", "heuristic"]
     t0 = time.perf_counter()
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         t1 = time.perf_counter()
         if tune:
             corr = cross_fitted_corrections(model, records, ids, tune).total
-        elif spec == "luck":
+        elif not isinstance(model, TableModel):  # the per-seat model: no lineup ids
             corr = model.corrections(recs).total
         else:
             corr = model.corrections(recs, ids).total

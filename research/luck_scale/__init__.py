@@ -1,0 +1,1 @@
+"""More data and a wider per-seat value model in the luck adjustment (issue #39)."""
