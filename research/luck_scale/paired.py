@@ -22,7 +22,9 @@ def paired_ratio(a: np.ndarray, b: np.ndarray, boot: int = 4000, seed: int = 0) 
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1 or len(a) < 2:
-        raise ValueError(f"two per-wall samples of one length >= 2 expected, got {a.shape}, {b.shape}")
+        raise ValueError(
+            f"two per-wall samples of one length >= 2 expected, got {a.shape}, {b.shape}"
+        )
     idx = np.random.default_rng(seed).integers(0, len(a), (boot, len(a)))
     r = b[idx].std(axis=1, ddof=1) / a[idx].std(axis=1, ddof=1)
     return {"ratio": float(b.std(ddof=1) / a.std(ddof=1)),
