@@ -16,19 +16,27 @@ from pathlib import Path
 
 import numpy as np
 
+from research.table_value.measure import ci_ratio
+
 
 def paired_ratio(a: np.ndarray, b: np.ndarray, boot: int = 4000, seed: int = 0) -> dict:
-    """``std(b) / std(a)`` over walls, with a 95% bootstrap interval over walls resampled jointly."""
+    """``std(b) / std(a)`` over walls, with a 95% bootstrap interval over walls resampled jointly.
+
+    ``research.table_value.measure.ci_ratio`` with ``a`` as the reference, after checks:
+    two finite samples of one length, a reference that varies, a finite answer.
+    """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1 or len(a) < 2:
         raise ValueError(
             f"two per-wall samples of one length >= 2 expected, got {a.shape}, {b.shape}"
         )
-    idx = np.random.default_rng(seed).integers(0, len(a), (boot, len(a)))
-    r = b[idx].std(axis=1, ddof=1) / a[idx].std(axis=1, ddof=1)
-    return {"ratio": float(b.std(ddof=1) / a.std(ddof=1)),
-            "ci95": [float(np.quantile(r, 0.025)), float(np.quantile(r, 0.975))]}  # fmt: skip
+    if not (np.isfinite(a).all() and np.isfinite(b).all()) or a.std() == 0:
+        raise ValueError("the samples must be finite and the first must vary")
+    got = ci_ratio(a, b, boot, seed)
+    if not np.isfinite([got["ratio"], *got["ci95"]]).all():
+        raise ValueError(f"a resample of the first sample does not vary: {got}")
+    return got
 
 
 def main(argv: list[str] | None = None) -> int:

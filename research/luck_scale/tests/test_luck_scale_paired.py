@@ -26,6 +26,10 @@ def test_independent_samples_of_one_spread_straddle_one() -> None:
 def test_bad_samples_are_refused() -> None:
     with pytest.raises(ValueError, match="one length"):
         paired_ratio(np.zeros(3), np.zeros(4))
+    with pytest.raises(ValueError, match="finite"):
+        paired_ratio(np.zeros(5), np.arange(5.0))
+    with pytest.raises(ValueError, match="finite"):
+        paired_ratio(np.array([0.0, 1.0, np.nan]), np.zeros(3))
 
 
 def test_the_command_line_names_a_missing_model(tmp_path, capsys) -> None:
