@@ -1,0 +1,1 @@
+"""Where the luck adjustment's residual lives: exact-policy rollouts against the value model (issue #39)."""
