@@ -9,7 +9,8 @@ error at that draw plus the label's noise, a constant. Every ``--val-every``-th 
 (whole hands) is held out; each epoch's held-out figures, with the label noise taken
 out, go to ``metrics.jsonl``: ``error`` (what the corrections leave of a draw's luck,
 per draw and seat), ``luck`` (what there is to remove) and ``explained`` = 1 -
-error / luck. Epoch 0 is the start: for ``feat`` the shipped ``luck`` weights,
+error / luck (the best epoch is picked on the same held-out draws, so its figure
+is slightly optimistic). Epoch 0 is the start: for ``feat`` the shipped ``luck`` weights,
 whose figures are the reference. The best epoch's weights are ``model.pt``.
 """
 
@@ -26,20 +27,20 @@ from sichuan_env.agents import checkpoint
 from sichuan_env.agents.eval.luck import KIND
 
 from research.luck_residual.models import FeatNet, TileNet, counterfactual_planes
+from research.luck_variance.fit import shard_paths
 from sichuan_env._cli import write_atomic
 
 
 def load(folder: Path, val_every: int) -> tuple[dict, dict]:
     """``(train, val)`` arrays of the shards, every ``val_every``-th shard held out."""
     parts: tuple[dict, dict] = ({}, {})
-    paths = sorted((folder / "shards").glob("shard-*.npz"))
-    if len(paths) < 2:
-        raise ValueError(f"fewer than two shards in {folder / 'shards'}")
-    for i, path in enumerate(paths):
+    for b, path in enumerate(shard_paths(folder)):
         with np.load(path) as d:
-            side = parts[1] if i % val_every == 0 else parts[0]
+            side = parts[1] if b % val_every == 0 else parts[0]
             for k in ("x", "p", "a", "d", "noise", "tiles", "wallc", "drawer"):
                 side.setdefault(k, []).append(d[k])
+    if not parts[0] or not parts[1]:
+        raise ValueError(f"{folder} has too few shards for a training and a held-out part")
     return tuple({k: np.concatenate(v) for k, v in part.items()} for part in parts)  # type: ignore[return-value]
 
 

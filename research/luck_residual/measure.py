@@ -179,12 +179,12 @@ def main(argv: list[str] | None = None) -> int:
             "luck_per_event": float(s["luck"][m].sum() / max(m.sum(), 1) / 4),
             "share_luck": float(s["luck"][m].sum() / tot_l),
             "share_error": float(s["error"][m].sum() / tot_e),
-            "explained": float(1 - s["error"][m].sum() / s["luck"][m].sum()),
+            "explained": float(1 - s["error"][m].sum() / s["luck"][m].sum()) if m.any() else None,
         })  # fmt: skip
     print(
         f"{'category':42s} {'events':>7s} {'luck/ev':>8s} {'luck %':>7s} {'error %':>7s} {'explained':>9s}"
     )
-    for r in rows:
+    for r in (r for r in rows if r["events"]):
         print(f"{r['category']:42s} {r['events']:7d} {r['luck_per_event']:8.3f} "
               f"{100 * r['share_luck']:6.1f}% {100 * r['share_error']:6.1f}% {r['explained']:9.3f}")  # fmt: skip
     print(f"noise per event and seat (removed): {s['noise'].mean():.4f}")

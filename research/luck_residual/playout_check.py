@@ -24,6 +24,7 @@ from sichuan_env.agents.nn.mlp_kernels import no_weights
 from sichuan_env.agents.rule_based.fused import STYLES
 
 from research.luck_residual.measure import RULES
+from research.luck_variance.fit import shard_paths
 from research.playout_luck.measure import expect, playout_arrays
 from sichuan_env._cli import path_problem, write_atomic
 
@@ -49,9 +50,9 @@ def main(argv: list[str] | None = None) -> int:
 
         weights = export(make_agent(s["agent"]).net)
     model = LuckModel.load("luck")
-    tot = {"luck": 0.0, "playout": 0.0, "there": 0.0}
+    tot = {"luck": 0.0, "playout": 0.0, "there": 0.0, "noise": 0.0}
     n = 0
-    shards = sorted((args.labels / "shards").glob("shard-*.npz"))
+    shards = shard_paths(args.labels)
     for b in range(0, len(shards), args.val_every):
         sl = slice(b * s["chunk"], (b + 1) * s["chunk"])
         chunk = records[sl]
@@ -83,12 +84,14 @@ def main(argv: list[str] | None = None) -> int:
             c = val - (pw * val).sum(1, keepdims=True)
             tot[name] += float(((pw * (d - c) ** 2).sum(1) - nz).sum())
         tot["there"] += float(((pw * d**2).sum(1) - nz).sum())
+        tot["noise"] += float(nz.sum())
         n += 4 * len(hi)
-    doc = {"labels": str(args.labels), "draws": n // 4, "luck_per_draw_seat": tot["there"] / n}
+    doc = {"labels": str(args.labels), "draws": n // 4, "luck_per_draw_seat": tot["there"] / n,
+           "label_noise_per_draw_seat": tot["noise"] / n}  # fmt: skip
     for name in ("luck", "playout"):
         doc[name] = {"error": tot[name] / n, "explained": 1 - tot[name] / tot["there"]}
         print(f"{name}: error {tot[name] / n:.4f} per draw and seat, explained "
-              f"{1 - tot[name] / tot['there']:.3f} (luck there {tot['there'] / n:.4f}, {n // 4} draws)")  # fmt: skip
+              f"{1 - tot[name] / tot['there']:.3f} (luck there {tot['there'] / n:.4f}, label noise {tot['noise'] / n:.4f}, {n // 4} draws)")  # fmt: skip
     if args.out is not None:
         write_atomic(args.out, json.dumps(doc, indent=1, allow_nan=False) + "\n")
     return 0

@@ -17,6 +17,11 @@ draw ``j - 1``, so ``E[y_k | draw k] = E[points to come | draw k]``: ``y_k`` is 
 target of the same conditional mean with the variance the reference model
 explains removed (a control variate of the target, not of the estimate).
 
+Every hand keeps the same number of draws, so in the fit each *hand* weighs the
+same, not each draw: a short hand's draws count a little more than they would in
+the per-draw sum of the estimate's variance. (Sampling each draw with a fixed
+probability, as ``research/luck_residual/labels.py`` does, avoids this.)
+
 One shard per block (``shards/shard-NNNN.npz``, written atomically); an existing
 ``--out`` is refused unless ``--resume`` (which plays only the missing blocks
 and refuses other settings).

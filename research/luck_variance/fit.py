@@ -10,7 +10,8 @@ it]``, and the adjusted points' variance (beyond the deal's) is
 The loss ``(c_k - y_k)^2`` over the data's draws (``data.py``: ``y_k`` has the
 conditional mean of the points to come) has that sum as its expectation up to a
 constant, so its minimiser is the ``V`` whose corrections leave the least
-variance. ``sichuan_env.train.value`` instead fits ``V``'s level (the points to
+variance (with every hand's draws weighed alike: ``data.py`` keeps as many draws
+of a short hand as of a long one). ``sichuan_env.train.value`` instead fits ``V``'s level (the points to
 come); this fits its differences across each draw, and nothing else.
 
 Starts from ``--init`` (the shipped ``luck``, or ``scratch``). Every
@@ -43,17 +44,29 @@ from research.luck_variance.data import RULES
 from sichuan_env._cli import write_atomic
 
 
-def load(folder: Path, val_every: int) -> tuple[dict, dict]:
-    """``(train, val)``: the shards' arrays, every ``val_every``-th shard held out."""
-    parts: tuple[dict, dict] = ({}, {})
+def shard_paths(folder: Path) -> list[Path]:
+    """``folder/shards/shard-NNNN.npz`` in block order, every block from 0 present.
+
+    The held-out split goes by block number; a missing block would shift it.
+    """
     paths = sorted((folder / "shards").glob("shard-*.npz"))
-    if not paths:
-        raise ValueError(f"no shards in {folder / 'shards'}")
-    for i, path in enumerate(paths):
+    numbers = [int(p.name[len("shard-") : -len(".npz")]) for p in paths]
+    if not paths or numbers != list(range(len(paths))):
+        missing = sorted(set(range(max(numbers, default=-1) + 1)) - set(numbers))
+        raise ValueError(f"{folder / 'shards'} holds no shards, or misses blocks {missing[:5]}")
+    return paths
+
+
+def load(folder: Path, val_every: int) -> tuple[dict, dict]:
+    """``(train, val)``: the shards' arrays, every ``val_every``-th block held out."""
+    parts: tuple[dict, dict] = ({}, {})
+    for b, path in enumerate(shard_paths(folder)):
         with np.load(path) as d:
-            side = parts[1] if i % val_every == 0 else parts[0]
+            side = parts[1] if b % val_every == 0 else parts[0]
             for k in ("x", "p", "a", "y", "ref"):
                 side.setdefault(k, []).append(d[k])
+    if not parts[0] or not parts[1]:
+        raise ValueError(f"{folder} has too few shards for a training and a held-out part")
     out = tuple({k: np.concatenate(v) for k, v in part.items()} for part in parts)
     for part in out:
         if not all(np.isfinite(part[k]).all() for k in ("x", "p", "y", "ref")):
@@ -121,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     settings = {k: getattr(args, k) for k in ("init", "hidden", "batch", "lr", "val_every", "seed")}
     settings["data"] = str(args.data)
+    settings["shards"] = len(
+        list((args.data / "shards").glob("shard-*.npz"))
+    )  # a grown folder is other data
     state_path, metrics_path = args.out / "state.pt", args.out / "metrics.jsonl"
     if args.out.exists() and not args.resume:
         p.error(f"--out {args.out} exists; pass --resume to continue it")
@@ -139,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
         if st["settings"] != settings:
             p.error(f"--resume with other settings than {state_path}'s: {st['settings']}")
         net.load_state_dict(st["net"])
+        kept = [line for line in metrics_path.read_text().splitlines()
+                if json.loads(line)["epoch"] <= st["epoch"]]  # fmt: skip
+        write_atomic(metrics_path, "".join(line + "\n" for line in kept))  # a row past the state
         opt.load_state_dict(st["opt"])
         epoch, best, best_state, spent = st["epoch"], st["best"], st["best_state"], st["spent"]
     else:

@@ -12,16 +12,22 @@ from sichuan_env.agents.eval import luck_features as F
 from sichuan_env.agents.eval.evaluate import play_duplicate
 from sichuan_env.agents.eval.luck import KIND, LuckModel
 from sichuan_env.agents.nn.mlp_kernels import no_weights
+from sichuan_env.agents.rule_based.fused import STYLES
 
 from research.luck_residual import fit, labels, wall_eval
 from research.luck_residual.measure import RULES
 from research.luck_residual.models import FeatNet, TileNet, counterfactual_planes
 
+LINEUP = ["heuristic", "defensive", "heuristic", "heuristic"]
+
 
 @pytest.fixture(scope="module")
-def records() -> list[dict]:
-    played = play_duplicate(["heuristic", "defensive", "heuristic", "heuristic"], 2, RULES, 4,
-                            progress=False)  # fmt: skip
+def played() -> list[tuple[int, int, dict]]:
+    return play_duplicate(LINEUP, 2, RULES, 4, progress=False)
+
+
+@pytest.fixture(scope="module")
+def records(played) -> list[dict]:
     return [r for _, _, r in played]
 
 
@@ -71,8 +77,8 @@ def test_the_luck_weights_give_the_estimators_draw_corrections(records) -> None:
     np.testing.assert_allclose(got, want, atol=1e-4)
 
 
-def test_labels_are_centred_and_a_fit_runs_on_them(records, tmp_path) -> None:
-    styles = np.zeros((len(records), 4), np.int64)
+def test_labels_are_centred_and_a_fit_runs_on_them(played, records, tmp_path) -> None:
+    styles = np.array([[STYLES[LINEUP[(s + rot) % 4]] for s in range(4)] for _, rot, _ in played])
     rows = labels.shard(records, styles, no_weights(), np.random.default_rng(3), 2, 0.3)
     assert len(rows["a"]) > 20
     p = rows["p"] / rows["p"].sum(axis=1, keepdims=True)

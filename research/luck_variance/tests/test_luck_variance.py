@@ -71,7 +71,11 @@ def test_fit_resumes_to_the_uninterrupted_result(tmp_path) -> None:
     assert data.main(args) == 0
     with pytest.raises(SystemExit):
         data.main(args)  # exists: refused without --resume
+    first = dict(np.load(tmp_path / "d" / "shards" / "shard-0001.npz"))
+    (tmp_path / "d" / "shards" / "shard-0001.npz").unlink()  # a stop lost this block
     assert data.main([*args, "--resume"]) == 0
+    again = np.load(tmp_path / "d" / "shards" / "shard-0001.npz")
+    assert set(again.files) == set(first) and all((again[k] == first[k]).all() for k in first)
     common = [
         "--data",
         str(tmp_path / "d"),
