@@ -229,26 +229,35 @@ class LuckModel:
             raise self._overflow(f"on {ev.final.shape[0]} hands")
         return c
 
-    def _corrections_of(self, ev: Events) -> Corrections:
-        h = ev.final.shape[0]
+    def event_corrections(self, ev: Events) -> tuple[np.ndarray, np.ndarray]:
+        """``(c float64[H, E, 4], live bool[H, E])``: each draw's correction, unchecked.
+
+        ``live``: a draw event (not the deal) with a tile that could come; ``c`` is 0
+        elsewhere, and its sum over a hand's events is the hand's draw correction.
+        Callers check finiteness (``corrections_of`` does).
+        """
+        h, e = ev.probs.shape[:2]
         valid = ev.probs > 0
         valid[:, 0, :] = False
-        valid[np.arange(h)[:, None], np.arange(valid.shape[1])[None, :]] &= (
-            np.arange(valid.shape[1])[None, :] < ev.n_events[:, None]
-        )[:, :, None]
-        vals = np.zeros((*ev.probs.shape, 4), dtype=np.float64)
+        valid &= (np.arange(e)[None, :] < ev.n_events[:, None])[:, :, None]
+        vals = np.zeros((h, e, 27, 4), dtype=np.float64)
         vals[valid] = self.values(ev.feats[valid])
         p = np.where(valid, ev.probs, 0.0).astype(np.float64)
         norm = p.sum(axis=2, keepdims=True)
         p = np.divide(p, norm, out=np.zeros_like(p), where=norm > 0)
         expected = (p[..., None] * vals).sum(axis=2)  # [H, E, 4]
         happened = np.take_along_axis(vals, ev.actual[:, :, None, None], axis=2)[:, :, 0]
-        live = (norm[:, :, 0] > 0)[..., None]
-        draw = np.where(live, happened - expected, 0.0).sum(axis=1)
+        live = norm[:, :, 0] > 0
+        return np.where(live[..., None], happened - expected, 0.0), live
+
+    def _corrections_of(self, ev: Events) -> Corrections:
+        h = ev.final.shape[0]
+        c, _ = self.event_corrections(ev)
+        draw = c.sum(axis=1)
         deal_v = self.values(ev.feats[:, 0, 0][:, None]).astype(np.float64)
         rel = (np.arange(4)[None, :] - ev.dealer[:, None]) % 4
         deal = deal_v - self.deal_baseline[rel]
-        if not np.isfinite(vals[valid]).all():  # whatever the sums below made of it
+        if not np.isfinite(c).all():  # whatever the sums made of it
             raise self._overflow(f"on {h} hands")
         return Corrections(deal=deal, draw=draw)
 

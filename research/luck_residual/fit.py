@@ -84,6 +84,8 @@ def figures(net, d: dict, batch: int = 512) -> dict[str, float]:
             err += float((loss - noise).sum())
             luck += float(((w[..., None] * dd**2).sum(1) - noise).sum())
     n = 4 * len(d["a"])
+    if not (np.isfinite(err) and np.isfinite(luck)) or luck <= 0:
+        raise ValueError(f"held-out figures are not finite or there is no luck ({err}, {luck})")
     return {"error": err / n, "luck": luck / n, "explained": 1 - err / luck}
 
 
@@ -130,8 +132,12 @@ def main(argv: list[str] | None = None) -> int:
         print(rows[-1], flush=True)
         if got["error"] < best["error"]:
             best, best_state = got, {k: t.clone() for k, t in net.state_dict().items()}
-        write_atomic(args.out / "metrics.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
-    torch.save({"kind": args.kind, "state": best_state, "best": best}, args.out / "model.pt")
+        write_atomic(
+            args.out / "metrics.jsonl", "".join(json.dumps(r, allow_nan=False) + "\n" for r in rows)
+        )
+    tmp = args.out / "model.pt.tmp"
+    torch.save({"kind": args.kind, "state": best_state, "best": best}, tmp)
+    tmp.replace(args.out / "model.pt")
     print(f"best held-out: {best}")
     return 0
 

@@ -30,10 +30,8 @@ import numpy as np
 from sichuan_env.agents.eval import luck_features as F
 from sichuan_env.agents.eval.evaluate import play_duplicate
 from sichuan_env.agents.eval.luck_events import extract
-from sichuan_env.agents.nn.mlp_kernels import no_weights
-from sichuan_env.agents.rule_based.fused import STYLES
 
-from research.luck_residual.measure import RULES, rollouts
+from research.luck_residual.measure import RULES, lineup_policies, rollouts
 from sichuan_env._cli import write_atomic
 
 SETTINGS = ("agent", "net", "walls", "reps", "share", "seed", "chunk")
@@ -85,8 +83,9 @@ def main(argv: list[str] | None = None) -> int:
             old = json.loads((args.out / "labels.json").read_text())["settings"]
         except (OSError, ValueError, KeyError, TypeError):
             ap.error(f"--out {args.out} holds no readable labels.json; not resuming into it")
-        if old != settings:
-            ap.error(f"--resume with other settings than the run's: {old}")
+        changed = sorted(k for k in settings if old.get(k) != settings[k])
+        if changed:
+            ap.error(f"--resume with other settings than the run's: {', '.join(changed)}")
     else:
         (args.out / "shards").mkdir(parents=True)
         write_atomic(args.out / "labels.json",
@@ -95,17 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     records = play_duplicate(lineup, args.walls, RULES, args.seed, progress=False)
     recs = [r for _, _, r in records]
-    weights = no_weights()
-    if args.net:
-        from sichuan_env.agents.nn.numba_policy import export
-        from sichuan_env.agents.registry import make_agent
-
-        weights = export(make_agent(args.agent).net)
-    styles = np.zeros((len(recs), 4), np.int64)
-    for i, (_, rot, _) in enumerate(records):
-        for s in range(4):
-            name = lineup[(s + rot) % 4]
-            styles[i, s] = -1 if (args.net and name == args.agent) else STYLES[name]
+    styles, weights = lineup_policies(lineup, records, args.net)
     n = -(-len(recs) // args.chunk)
     for b in range(n):
         path = args.out / f"shards/shard-{b:04d}.npz"

@@ -33,7 +33,7 @@ from sichuan_env.agents.eval.evaluate import play_duplicate
 from sichuan_env.agents.eval.luck import LuckModel
 from sichuan_env.agents.eval.luck_events import record_log
 from sichuan_env.agents.nn.mlp_kernels import no_weights
-from sichuan_env.agents.rule_based.fused import HEURISTIC, STYLES
+from sichuan_env.agents.rule_based.fused import STYLES
 
 from research.luck_residual import kernels as K
 from sichuan_env import RuleConfig
@@ -70,6 +70,26 @@ def rollouts(records, styles, weights, want, keys) -> dict[str, np.ndarray]:
     if (o["status"] != K.OK).any():
         raise ValueError(f"records {np.flatnonzero(o['status'] != K.OK)} cannot be replayed")
     return o
+
+
+def lineup_policies(lineup: list[str], records: list, net: bool) -> tuple[np.ndarray, tuple]:
+    """``(styles int64[H, 4], weights)`` of ``play_duplicate`` records' seats, for ``kernels``.
+
+    Every seat plays its rule-based style; with ``net``, lineup position 0 (a network
+    agent) plays as the exported network (style -1) instead.
+    """
+    weights = no_weights()
+    if net:
+        from sichuan_env.agents.nn.numba_policy import export
+        from sichuan_env.agents.registry import make_agent
+
+        weights = export(make_agent(lineup[0]).net)
+    styles = np.zeros((len(records), 4), np.int64)
+    for i, (_, rot, _) in enumerate(records):
+        for s in range(4):
+            name = lineup[(s + rot) % 4]
+            styles[i, s] = -1 if (net and name == lineup[0]) else STYLES[name]
+    return styles, weights
 
 
 def event_stats(model: LuckModel, feats, probs, actual, roll) -> dict[str, np.ndarray]:
@@ -139,17 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     records = play_duplicate(lineup, args.walls, RULES, args.seed, progress=False)
     recs = [r for _, _, r in records]
-    styles = np.full((len(recs), 4), HEURISTIC, np.int64)
-    weights = no_weights()
-    if args.net:
-        from sichuan_env.agents.nn.numba_policy import export
-        from sichuan_env.agents.registry import make_agent
-
-        weights = export(make_agent(args.agent).net)
-    for i, (_, rot, _) in enumerate(records):
-        for s in range(4):
-            name = lineup[(s + rot) % 4]
-            styles[i, s] = -1 if (args.net and name == args.agent) else STYLES[name]
+    styles, weights = lineup_policies(lineup, records, args.net)
     model = LuckModel.load(args.model)
     rng = np.random.default_rng([args.seed, 2])
     stats: dict[str, list] = {"luck": [], "error": [], "noise": []}

@@ -20,10 +20,8 @@ import numpy as np
 from sichuan_env.agents.eval import luck_features as F
 from sichuan_env.agents.eval.evaluate import play_duplicate
 from sichuan_env.agents.eval.luck import LuckModel
-from sichuan_env.agents.nn.mlp_kernels import no_weights
-from sichuan_env.agents.rule_based.fused import STYLES
 
-from research.luck_residual.measure import RULES
+from research.luck_residual.measure import RULES, lineup_policies
 from research.luck_variance.fit import shard_paths
 from research.playout_luck.measure import expect, playout_arrays
 from sichuan_env._cli import path_problem, write_atomic
@@ -43,12 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     s = json.loads((args.labels / "labels.json").read_text())["settings"]
     lineup = [s["agent"], "heuristic", "heuristic", "heuristic"]
     records = play_duplicate(lineup, s["walls"], RULES, s["seed"], progress=False)
-    weights = no_weights()
-    if s["net"]:
-        from sichuan_env.agents.nn.numba_policy import export
-        from sichuan_env.agents.registry import make_agent
-
-        weights = export(make_agent(s["agent"]).net)
+    styles_all, weights = lineup_policies(lineup, records, s["net"])
     model = LuckModel.load("luck")
     tot = {"luck": 0.0, "playout": 0.0, "there": 0.0, "noise": 0.0}
     n = 0
@@ -57,11 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         sl = slice(b * s["chunk"], (b + 1) * s["chunk"])
         chunk = records[sl]
         recs = [r for _, _, r in chunk]
-        styles = np.zeros((len(recs), 4), np.int64)
-        for i, (_, rot, _) in enumerate(chunk):
-            for k in range(4):
-                name = lineup[(k + rot) % 4]
-                styles[i, k] = -1 if (s["net"] and name == s["agent"]) else STYLES[name]
+        styles = styles_all[sl]
         rng = np.random.default_rng([s["seed"], b, 5])
         want = rng.random((len(recs), F.MAX_EVENTS)) < s["share"]
         o = playout_arrays(recs, styles, weights)

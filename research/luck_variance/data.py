@@ -50,27 +50,6 @@ RULES = RuleConfig.preset("xuezhan")
 SETTINGS = ("hands", "block_walls", "per_hand", "seed", "reference")
 
 
-def event_corrections(model: LuckModel, ev: Events) -> tuple[np.ndarray, np.ndarray]:
-    """``(c float64[H, E, 4], live bool[H, E])``: each draw's correction by ``model``.
-
-    ``live``: a draw event (not the deal) with at least one possible tile. The sum of
-    ``c`` over the events of a hand is ``model.corrections_of(ev).draw``.
-    """
-    h, e = ev.probs.shape[:2]
-    valid = ev.probs > 0
-    valid[:, 0, :] = False
-    valid &= (np.arange(e)[None, :] < ev.n_events[:, None])[:, :, None]
-    vals = np.zeros((h, e, 27, 4), dtype=np.float64)
-    vals[valid] = model.values(ev.feats[valid])
-    p = np.where(valid, ev.probs, 0.0).astype(np.float64)
-    norm = p.sum(axis=2, keepdims=True)
-    p = np.divide(p, norm, out=np.zeros_like(p), where=norm > 0)
-    expected = (p[..., None] * vals).sum(axis=2)
-    happened = np.take_along_axis(vals, ev.actual[:, :, None, None], axis=2)[:, :, 0]
-    live = norm[:, :, 0] > 0
-    return np.where(live[..., None], happened - expected, 0.0), live
-
-
 def targets(ev: Events, c: np.ndarray) -> np.ndarray:
     """``float64[H, E, 4]``: points still to come at each event less the later corrections."""
     to_come = (ev.final[:, None, :] - ev.scores_at).astype(np.float64)
@@ -85,7 +64,7 @@ def block_events(
     out: dict[str, list[np.ndarray]] = {k: [] for k in ("x", "p", "a", "y", "ref", "hand")}
     for first in range(0, len(records), CHUNK):
         ev = extract(records[first : first + CHUNK], RULES, first=first)
-        c, live = event_corrections(model, ev)
+        c, live = model.event_corrections(ev)
         y = targets(ev, c)
         for i in range(ev.final.shape[0]):
             ks = np.flatnonzero(live[i])

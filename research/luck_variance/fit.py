@@ -152,8 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     ref = float(((val["ref"] - val["y"]) ** 2).mean())
     if state_path.exists():
         st = torch.load(state_path, weights_only=True)
-        if st["settings"] != settings:
-            p.error(f"--resume with other settings than {state_path}'s: {st['settings']}")
+        changed = sorted(k for k in settings if st["settings"].get(k) != settings[k])
+        if changed:
+            p.error(f"--resume with other settings than {state_path}'s: {', '.join(changed)}")
         net.load_state_dict(st["net"])
         kept = [line for line in metrics_path.read_text().splitlines()
                 if json.loads(line)["epoch"] <= st["epoch"]]  # fmt: skip
@@ -166,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         best_state = {k: t.clone() for k, t in net.state_dict().items()}
         row = {"epoch": 0, "val_loss": best, "reference_val_loss": ref, "train_draws": len(train["y"]),
                "val_draws": len(val["y"])}  # fmt: skip
-        write_atomic(metrics_path, json.dumps(row) + "\n")
+        write_atomic(metrics_path, json.dumps(row, allow_nan=False) + "\n")
         print(row, flush=True)
     tensors = {k: torch.from_numpy(v) for k, v in train.items()}
     while epoch < args.epochs:
@@ -184,12 +185,14 @@ def main(argv: list[str] | None = None) -> int:
         net.eval()
         epoch += 1
         v = val_loss(net, val)
+        if not np.isfinite(v):
+            p.error(f"epoch {epoch}: the held-out loss is not finite (a diverged fit); state kept")
         spent += time.time() - start
         if v < best:
             best, best_state = v, {k: t.clone() for k, t in net.state_dict().items()}
         row = {"epoch": epoch, "val_loss": v, "reference_val_loss": ref, "seconds": round(spent, 1)}
         with open(metrics_path, "a") as fh:
-            fh.write(json.dumps(row) + "\n")
+            fh.write(json.dumps(row, allow_nan=False) + "\n")
         print(row, flush=True)
         st = {"settings": settings, "net": net.state_dict(), "opt": opt.state_dict(), "epoch": epoch,
               "best": best, "best_state": best_state, "spent": spent}  # fmt: skip

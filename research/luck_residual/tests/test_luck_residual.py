@@ -53,14 +53,10 @@ def test_the_tile_that_came_in_the_wall_s_own_order_replays_the_record(records) 
 
 
 def test_a_network_seat_replays_the_record_too() -> None:
-    from sichuan_env.agents.nn.numba_policy import export
-    from sichuan_env.agents.registry import make_agent
-
     lineup = ["distill", "heuristic", "heuristic", "heuristic"]
     played = play_duplicate(lineup, 1, M.RULES, 13, progress=False)
-    styles = np.array([[-1 if lineup[(s + rot) % 4] == "distill" else HEURISTIC for s in range(4)]
-                       for _, rot, _ in played], np.int64)  # fmt: skip
-    weights = export(make_agent("distill").net)
+    styles, weights = M.lineup_policies(lineup, played, net=True)
+    assert (styles == -1).sum() == len(played)  # the network plays one seat a hand
     assert _replays([r for _, _, r in played], styles, weights) > 100
 
 

@@ -15,7 +15,7 @@ from sichuan_env.agents.nn.mlp_kernels import no_weights
 from sichuan_env.agents.rule_based.fused import STYLES
 
 from research.luck_residual import fit, labels, wall_eval
-from research.luck_residual.measure import RULES
+from research.luck_residual.measure import RULES, lineup_policies
 from research.luck_residual.models import FeatNet, TileNet, counterfactual_planes
 
 LINEUP = ["heuristic", "defensive", "heuristic", "heuristic"]
@@ -78,7 +78,8 @@ def test_the_luck_weights_give_the_estimators_draw_corrections(records) -> None:
 
 
 def test_labels_are_centred_and_a_fit_runs_on_them(played, records, tmp_path) -> None:
-    styles = np.array([[STYLES[LINEUP[(s + rot) % 4]] for s in range(4)] for _, rot, _ in played])
+    styles, _ = lineup_policies(LINEUP, played, net=False)
+    assert (styles == STYLES["defensive"]).sum() == len(played)  # one defensive seat a hand
     rows = labels.shard(records, styles, no_weights(), np.random.default_rng(3), 2, 0.3)
     assert len(rows["a"]) > 20
     p = rows["p"] / rows["p"].sum(axis=1, keepdims=True)

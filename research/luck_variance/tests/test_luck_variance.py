@@ -25,7 +25,7 @@ def records() -> list[dict]:
 def test_event_corrections_sum_to_the_estimators_draw_corrections(records) -> None:
     model = LuckModel.load("luck")
     ev = extract(records, data.RULES)
-    c, live = data.event_corrections(model, ev)
+    c, live = model.event_corrections(ev)
     assert live.sum() > 100 and not live[:, 0].any()
     np.testing.assert_allclose(c.sum(axis=1), model.corrections_of(ev).draw, atol=1e-9)
 
@@ -57,7 +57,7 @@ def test_the_fits_corrections_are_the_estimators(records) -> None:
     assert np.abs(rows["ref"]).max() > 0.05
 
 
-def test_fit_resumes_to_the_uninterrupted_result(tmp_path) -> None:
+def test_fit_resumes_to_the_uninterrupted_result(tmp_path, capsys) -> None:
     args = [
         "--out",
         str(tmp_path / "d"),
@@ -88,6 +88,11 @@ def test_fit_resumes_to_the_uninterrupted_result(tmp_path) -> None:
     ]
     assert fit.main([*common, "--out", str(tmp_path / "a"), "--epochs", "2"]) == 0
     assert fit.main([*common, "--out", str(tmp_path / "b"), "--epochs", "1"]) == 0
+    with pytest.raises(SystemExit):  # a setting that changes the result is refused, named
+        fit.main(
+            [*common, "--out", str(tmp_path / "b"), "--epochs", "2", "--lr", "0.01", "--resume"]
+        )
+    assert "lr" in capsys.readouterr().err
     assert fit.main([*common, "--out", str(tmp_path / "b"), "--epochs", "2", "--resume"]) == 0
     a = torch.load(tmp_path / "a" / "state.pt", weights_only=True)
     b = torch.load(tmp_path / "b" / "state.pt", weights_only=True)
