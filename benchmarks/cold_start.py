@@ -13,7 +13,9 @@ caches the cold run left (warm: what every later run costs). Cases:
 - ``first_match``: the first match of the docs (README, "Agents and
   command-line tools"; Getting started, "A first match"):
   ``sichuan-eval --lineup distill heuristic heuristic heuristic --walls 250``
-  (``--walls`` sets the number), as ``python -m sichuan_env.agents.eval``;
+  (``--walls`` sets the number), as ``python -m sichuan_env.agents.eval``, scored by
+  its default, the advantage-sum estimate; ``first_match_luck``: the same match with
+  ``--estimator luck``;
 - ``aec_hand``: the README's first AEC loop, one hand of ``sichuan_env.env()``
   with the ``HeuristicAgent`` in every seat, then the game record;
 - ``aec_step``: ``import sichuan_env``, ``env()``, ``reset``, ``last`` and one ``step``.
@@ -66,6 +68,7 @@ env.step(int(np.flatnonzero(obs["action_mask"])[0]))
 
 CASES = {
     "first_match": "sichuan-eval --lineup distill heuristic heuristic heuristic --walls {walls}",
+    "first_match_luck": "the same with --estimator luck (the luck adjustment's kernels)",
     "aec_hand": "the README's AEC loop: one hand, HeuristicAgent in every seat",
     "aec_step": "import, env(), reset, last, one step",
 }
@@ -73,10 +76,11 @@ CASES = {
 
 def command(case: str, walls: int) -> list[str]:
     """The child's command line."""
-    if case == "first_match":
+    if case.startswith("first_match"):
         lineup = ["distill", "heuristic", "heuristic", "heuristic"]
+        luck = ["--estimator", "luck"] if case == "first_match_luck" else []
         return [sys.executable, "-m", "sichuan_env.agents.eval", "--lineup", *lineup,
-                "--walls", str(walls)]  # fmt: skip
+                "--walls", str(walls), *luck]  # fmt: skip
     return [sys.executable, "-c", AEC_HAND if case == "aec_hand" else AEC_STEP]
 
 

@@ -3,6 +3,7 @@
     python -m benchmarks.luck                                  # the docs' table (~15 min)
     python -m benchmarks.luck --cases distill:2000 search:100 --seed 1
     python -m benchmarks.luck --value-model runs/value/luck.pt
+    python -m benchmarks.luck --estimator advantage            # sichuan-eval's default here
 
 Each case ``AGENT:WALLS`` plays the duplicate match ``AGENT heuristic heuristic
 heuristic`` on ``WALLS`` walls (each dealt four times, the seats rotated), then
@@ -14,6 +15,9 @@ means 4x fewer hands for the same precision, with its own 95% interval from
 resampling the walls); the hands either needs for +-0.02; the correlation of
 the per-wall plain and adjusted samples; and the seconds of play and of the
 adjustment (numba's compile left out: one warm-up hand is adjusted first).
+``--estimator advantage`` scores the same way the advantage-sum estimate
+(``sichuan_env.agents.eval.advantage``, ``--reps`` paired rollouts where the agent
+leaves the heuristic), the default of ``sichuan-eval`` for such lineups.
 Prints a table and writes JSON like the other benchmarks.
 """
 
@@ -26,15 +30,18 @@ from typing import Any
 
 import numpy as np
 from sichuan_env.agents.eval.adjust import lineup_ids
+from sichuan_env.agents.eval.advantage import REPS, AdvantageSum
 from sichuan_env.agents.eval.evaluate import MAX_WALLS, play_duplicate
 from sichuan_env.agents.eval.match_stats import mean_ci, per_wall
 from sichuan_env.agents.eval.table_value import TableModel, load_table_for
 
 from benchmarks.common import check_json_arg, log, print_table, write_results
+from sichuan_env import RuleConfig
 from sichuan_env._cli import int_arg
 
 CASES = ["random:1000", "defensive:1000", "distill:1000", "exit:1000", "search:60"]
 """The docs' table: each agent against three heuristics, and its walls."""
+RULES = RuleConfig.preset("xuezhan")
 TARGET = 0.02
 """The precision of the "hands for +-0.02" columns (points per hand, 95% half-width)."""
 
@@ -57,16 +64,18 @@ def ratio_ci(
     return float(np.quantile(r, 0.025)), float(np.quantile(r, 0.975))
 
 
-def run_case(name: str, walls: int, seed: int, model: Any) -> dict:
-    """One case's figures."""
-    rules = model.rules
+def run_case(name: str, walls: int, seed: int, model: Any, reps: int = 0) -> dict:
+    """One case's figures (``reps``: the advantage-sum estimate with that many rollouts)."""
+    rules = model.rules if not reps else RULES
     lineup = [name, "heuristic", "heuristic", "heuristic"]
     t0 = time.perf_counter()
     records = play_duplicate(lineup, walls, rules, seed=seed, progress=False)
     play_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     recs = [r for _, _, r in records]
-    if isinstance(model, TableModel):  # the whole-table model is told who plays each seat
+    if reps:
+        corr = AdvantageSum(lineup, rules, reps=reps, seed=seed).of(records)
+    elif isinstance(model, TableModel):  # the whole-table model is told who plays each seat
         corr = model.corrections(recs, lineup_ids(lineup, records)).total
     else:
         corr = model.corrections(recs).total
@@ -97,22 +106,31 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--seed", type=int_arg(0), default=0, help="seed of the walls and agents")
     p.add_argument("--value-model", default="table_value",
                    help="'table_value' (shipped), 'luck' (the older model) or a .pt path")  # fmt: skip
+    p.add_argument("--estimator", choices=("luck", "advantage"), default="luck",
+                   help="the value model's luck adjustment, or the advantage-sum estimate")  # fmt: skip
+    p.add_argument("--reps", type=int_arg(2, 4096), default=REPS,
+                   help=f"the advantage-sum estimate's rollouts per divergence (default {REPS})")  # fmt: skip
     p.add_argument(
         "--json", type=Path, default=None, help="default: benchmarks/results/luck-*.json"
     )
     args = p.parse_args(argv)
     check_json_arg(p, args.json)
-    from sichuan_env import RuleConfig
-
-    model, why = load_table_for(RuleConfig.preset("xuezhan"), args.value_model)
-    if model is None:
-        p.error(f"--value-model: {why}")
-    warm = play_duplicate(["heuristic"] * 4, 1, model.rules, seed=0, progress=False)
-    model.corrections([r for _, _, r in warm])  # numba's compile, outside the timings
+    reps = args.reps if args.estimator == "advantage" else 0
+    model = None
+    if reps:
+        lineup = ["value", "heuristic", "heuristic", "heuristic"]
+        warm = play_duplicate(lineup, 1, RULES, seed=0, progress=False)
+        AdvantageSum(lineup, RULES, reps=2).of(warm)  # numba's compile, outside the timings
+    else:
+        model, why = load_table_for(RULES, args.value_model)
+        if model is None:
+            p.error(f"--value-model: {why}")
+        warm = play_duplicate(["heuristic"] * 4, 1, model.rules, seed=0, progress=False)
+        model.corrections([r for _, _, r in warm])  # numba's compile, outside the timings
     rows = []
     for name, walls in args.cases:
         log(f"{name}: {walls} walls x 4 rotations vs 3 heuristics ...")
-        rows.append(run_case(name, walls, args.seed, model))
+        rows.append(run_case(name, walls, args.seed, model, reps))
     table = [[
         r["agent"], str(r["walls"]), f"{r['points_per_hand']:+.3f} ± {r['ci95']:.3f}",
         f"{r['points_per_hand_adjusted']:+.3f} ± {r['ci95_adjusted']:.3f}",
@@ -126,9 +144,13 @@ def main(argv: list[str] | None = None) -> dict:
          ("adjusted", "right"), ("play s", "right"), ("adjust s", "right")],
         table,
     )  # fmt: skip
-    body = {"value_model": str(args.value_model), "value_model_sha256": model.doc.get("sha256"),
-            "seed": args.seed, "cases": rows}  # fmt: skip
-    return write_results("luck", body, args.json)
+    body = {
+        "estimator": args.estimator, "reps": reps or None,
+        "value_model": None if reps else str(args.value_model),
+        "value_model_sha256": None if model is None else model.doc.get("sha256"),
+        "seed": args.seed, "cases": rows,
+    }  # fmt: skip
+    return write_results("advantage" if reps else "luck", body, args.json)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from sichuan_env.agents.eval.advantage import REPS, AdvantageSum, default_reference, split_lineup
 from sichuan_env.agents.eval.match_stats import mean_ci, per_wall
 
 from sichuan_env import RuleConfig
@@ -52,6 +53,86 @@ def add_luck_args(p: argparse.ArgumentParser) -> None:
              "(each half of the walls adjusted by a copy fitted on the other half: still "
              "unbiased), for lineups the shipped model does not know; 0: off",
     )  # fmt: skip
+
+
+def add_estimator_args(p: argparse.ArgumentParser) -> None:
+    """``--estimator``, ``--reference`` and ``--reps`` (``sichuan-eval``)."""
+    p.add_argument(
+        "--estimator", choices=("auto", "advantage", "luck"), default="auto",
+        help="the adjusted estimate: 'advantage' (the advantage-sum estimate: every decision "
+             "that leaves a reference policy scored by paired rollouts), 'luck' (the value "
+             "model's luck adjustment) or 'auto' (the default: 'advantage' for one agent "
+             "against three copies of a rule-based style or greedy network, unless "
+             "--value-model or --fine-tune is given; else 'luck')",
+    )  # fmt: skip
+    p.add_argument(
+        "--reference", default=None, metavar="AGENT",
+        help="the advantage-sum estimate's reference policy (a rule-based style or a greedy "
+             "network agent; default: the three copies where the lineup is one agent against "
+             "three, else heuristic)",
+    )  # fmt: skip
+    p.add_argument(
+        "--reps", type=int_arg(2, 4096), default=None, metavar="N",
+        help=f"the advantage-sum estimate's paired rollouts per decision that leaves the "
+             f"reference (default {REPS})",
+    )  # fmt: skip
+
+
+class AdvantageCorrections(AdvantageSum):
+    """``AdvantageSum`` whose failures are ``AdjustError`` (what the tools report in one line)."""
+
+    def of(self, records: list[tuple[int, int, dict]], progress: bool = False) -> np.ndarray:
+        """See ``AdvantageSum.of``.
+
+        Raises:
+            AdjustError: a record it cannot replay, a wall without its four rotations.
+        """
+        try:
+            return super().of(records, progress)
+        except ValueError as exc:
+            raise AdjustError(str(exc)) from None
+
+
+def advantage_for(
+    p: argparse.ArgumentParser, args: argparse.Namespace, rules: RuleConfig
+) -> AdvantageCorrections | None:
+    """The advantage-sum estimate ``args`` ask for, or None (the luck adjustment, or none).
+
+    ``auto`` picks it for one agent against three copies of a policy the rollouts can
+    play, with no ``--value-model`` or ``--fine-tune``. ``--estimator advantage`` (or
+    ``--reference`` / ``--reps``) takes any lineup; with ``--value-model`` /
+    ``--fine-tune`` / ``--no-adjust``, or a ``--reference`` the rollouts cannot play, it
+    is a usage error (exit 2), as are ``--reference`` / ``--reps`` with ``--estimator luck``.
+    """
+    own = [o for o, v in (("--reference", args.reference), ("--reps", args.reps)) if v is not None]
+    if args.no_adjust and (args.estimator == "advantage" or own):
+        p.error(f"--no-adjust asks for no adjusted estimate: drop {(own or ['--estimator'])[0]}")
+    if args.estimator == "luck":
+        if own:
+            p.error(f"{own[0]} is the advantage-sum estimate's: drop it or --estimator luck")
+        return None
+    if args.no_adjust:
+        return None
+    explicit = args.estimator == "advantage" or bool(own)
+    luck_asked = bool(args.fine_tune) or args.value_model != SHIPPED
+    if explicit and luck_asked:
+        p.error("the advantage-sum estimate takes no --value-model or --fine-tune")
+    if not explicit:
+        pair = split_lineup(args.lineup)
+        if luck_asked or pair is None or pair[0] == pair[1]:
+            return None
+        if default_reference(args.lineup) != pair[1]:
+            return None  # the three copies cannot be rolled out: the luck adjustment
+    try:
+        return AdvantageCorrections(
+            args.lineup,
+            rules,
+            reps=REPS if args.reps is None else args.reps,
+            seed=args.seed,
+            reference=args.reference,
+        )
+    except ValueError as exc:
+        p.error(f"the advantage-sum estimate: {exc}")
 
 
 def model_for(args: argparse.Namespace, rules: RuleConfig, quiet: bool = False) -> Any:

@@ -15,8 +15,12 @@ and rotations), win rate, deal-in rate (paid a win on its discard or its
 robbed kong), average fan of its wins, and at exhaustive draws the
 flower-pig and not-tenpai rates. Prints a table and writes JSON.
 
-Luck-adjusted estimates (``sichuan_env.agents.eval.luck``) are on by default
-where the shipped value model covers the preset: ``points_per_hand_adjusted``
+Adjusted estimates are on by default: for one agent against three copies of
+one policy the rollouts can play (three heuristics, say), the advantage-sum
+estimate (``sichuan_env.agents.eval.advantage``; ``--estimator``, ``--reference``,
+``--reps``);
+otherwise the luck adjustment (``sichuan_env.agents.eval.luck``) where the
+shipped value model covers the preset: ``points_per_hand_adjusted``
 and ``ci95_adjusted`` beside the plain ones, unbiased whatever the model, with
 narrower intervals; the JSON's ``per_wall`` holds every agent's per-wall
 samples, plain and adjusted, for pairing with another match on the same walls.
@@ -41,7 +45,9 @@ from typing import Any
 from sichuan_env.agents.eval.adjust import (
     AdjustError,
     Corrections,
+    add_estimator_args,
     add_luck_args,
+    advantage_for,
     model_for,
     per_wall_doc,
     target_stop,
@@ -111,7 +117,10 @@ def write_records(path: Path, lines: list[dict[str, Any]]) -> None:
     )
 
 
-def time_line(played: str, in_play: float, adjust: float | None, where: str = "") -> str:
+def time_line(
+    played: str, in_play: float, adjust: float | None, where: str = "",
+    label: str = "luck adjustment",
+) -> str:  # fmt: skip
     """The parenthesis of the summary line: play time, then the luck adjustment's, each once.
 
     Args:
@@ -120,6 +129,7 @@ def time_line(played: str, in_play: float, adjust: float | None, where: str = ""
             out of the play time so no second is counted twice.
         adjust: seconds of the whole adjustment, or None without one.
         where: a note on the play time (the Ray workers').
+        label: what the adjustment is ("luck adjustment", "advantage estimate").
 
     Returns:
         ``"play 2.0 s; luck adjustment 6.9 s"`` (a cold compile's note after the play time).
@@ -129,7 +139,7 @@ def time_line(played: str, in_play: float, adjust: float | None, where: str = ""
         text = f"play {max(0.0, float(head) - in_play):.1f} s{rest}{where}"
     except ValueError:  # not "12.3 s; ...": shown as it is
         text = f"play {played}{where}"
-    return text if adjust is None else f"{text}; luck adjustment {adjust:.1f} s"
+    return text if adjust is None else f"{text}; {label} {adjust:.1f} s"
 
 
 def results_json(doc: dict[str, Any]) -> str:
@@ -187,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--workers", type=int_arg(1, 4096), default=2, help="Ray workers (with --ray)")
     add_luck_args(p)
+    add_estimator_args(p)
     p.add_argument(
         "--target-ci", type=float_arg(0, 100), default=None, metavar="X",
         help="play blocks until every agent's 95%% CI (adjusted where available) is at most X "
@@ -222,13 +233,21 @@ def main(argv: list[str] | None = None) -> dict:
     if args.target_ci is not None and args.ray is not None:
         p.error("--target-ci plays block after block in this process; it does not take --ray")
     rules = RuleConfig.preset(args.preset)
-    model = model_for(args, rules, quiet=args.quiet)
     if args.fine_tune and args.target_ci is not None:
         p.error("--fine-tune fits on the whole match; it does not take --target-ci")
     if args.fine_tune and args.no_adjust:
         p.error("--fine-tune is part of the luck adjustment; drop --no-adjust")
+    advantage = advantage_for(p, args, rules)
+    label = "luck adjustment" if advantage is None else "advantage estimate"
+    if advantage is not None and not args.quiet:
+        print(f"advantage-sum estimate: {advantage.reps} paired rollouts at every decision that "
+              f"is not {advantage.reference}'s", file=sys.stderr)  # fmt: skip
+    model = None if advantage is not None else model_for(args, rules, quiet=args.quiet)
     try:
-        corrections = Corrections(model, args.lineup, args.fine_tune) if model is not None else None
+        corrections: Any = (
+            advantage if advantage is not None
+            else Corrections(model, args.lineup, args.fine_tune) if model is not None else None
+        )  # fmt: skip
     except ValueError as exc:
         p.error(str(exc))
     stop = None
@@ -245,7 +264,7 @@ def main(argv: list[str] | None = None) -> dict:
         except (IllegalActionError, InputTypeError) as exc:  # a bad answer: one line
             fail("sichuan-eval", exc)
         except AdjustError as exc:  # --target-ci's checks: nothing is written
-            fail("sichuan-eval", f"luck adjustment: {exc}")
+            fail("sichuan-eval", f"{label}: {exc}")
     else:
         try:
             records = play_duplicate_ray(
@@ -261,13 +280,13 @@ def main(argv: list[str] | None = None) -> dict:
     try:
         corr = corrections.of(records, not args.quiet) if corrections is not None else None
     except AdjustError as exc:  # a record it cannot replay, a model that overflows: one line
-        fail("sichuan-eval", f"luck adjustment: {exc}")
+        fail("sichuan-eval", f"{label}: {exc}")
     summary = summarize(args.lineup, records, walls, corr)
     where = ", the Ray workers' compile included" if args.ray else ""
     adjust = None if corrections is None else corrections.seconds
     print(
         f"duplicate match: {walls} walls x 4 rotations, lineup {args.lineup}, "
-        f"preset {args.preset} ({time_line(played, in_play, adjust, where)})"
+        f"preset {args.preset} ({time_line(played, in_play, adjust, where, label)})"
     )
     doc = {
         "lineup": args.lineup,
@@ -275,6 +294,12 @@ def main(argv: list[str] | None = None) -> dict:
         "walls_cap": args.walls,
         "target_ci": args.target_ci,
         "adjusted": corrections is not None,
+        "estimator": None
+        if corrections is None
+        else "luck"
+        if advantage is None
+        else "advantage-sum",
+        "advantage": None if advantage is None else advantage.describe(),
         "value_model": None
         if model is None
         else {"spec": str(args.value_model), "sha256": model.doc.get("sha256")},

@@ -26,7 +26,9 @@ few by a lot).
 Each pair's per-wall points are written to ``OUT/pairs/A__B-<digest>.json`` as
 soon as the pair finishes (plain, and luck-adjusted where the value model covers
 the preset: ``sichuan_env.agents.eval.luck``; the ratings and points are then
-fitted to the adjusted per-wall results, ``--no-adjust`` for plain), named by a
+fitted to the adjusted per-wall results, ``--no-adjust`` for plain;
+``--estimator advantage`` adjusts by the advantage-sum estimate against
+``--reference`` instead, ``sichuan_env.agents.eval.advantage``), named by a
 digest of the pair's identity (``agent_identity``, ``sichuan_env.agents.eval.ladder_pairs``:
 each spec, an alias's target, and the SHA-256 of every checkpoint file the agent loads,
 a composite agent's several included; the readable names are inside the file); a rerun with
@@ -52,12 +54,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sichuan_env.agents.eval.adjust import SHIPPED as LUCK_SHIPPED
 from sichuan_env.agents.eval.adjust import (
     AdjustError,
     Corrections,
     add_luck_args,
     model_for,
 )
+from sichuan_env.agents.eval.advantage import FALLBACK, REPS, AdvantageSum, reference_policy
 from sichuan_env.agents.eval.evaluate import MAX_WALLS, play_duplicate
 from sichuan_env.agents.eval.ladder_pairs import (
     FORMAT,
@@ -183,6 +187,7 @@ def caution(walls: int) -> str | None:
 def play_pair(
     a: str, b: str, walls: int, seed: int, rules: RuleConfig, progress: bool,
     ray: str | None = None, workers: int = 2, model: Any = None, fine_tune: int = 0,
+    advantage: dict[str, Any] | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:  # fmt: skip
     """``A``'s per-wall points in the ``A B A B`` match: plain, and adjusted (or None).
 
@@ -203,9 +208,13 @@ def play_pair(
             lineup, walls, rules, seed, address=ray, workers=workers, progress=progress
         )
     adjusted = None
-    if model is not None:
+    if model is not None or advantage is not None:
         try:
-            corr = Corrections(model, lineup, fine_tune).of(records, progress)
+            corrections = (
+                Corrections(model, lineup, fine_tune) if advantage is None
+                else AdvantageSum(lineup, rules, seed=seed, **advantage)
+            )  # fmt: skip
+            corr = corrections.of(records, progress)
         except ValueError as exc:
             raise AdjustError(str(exc)) from None
         adjusted = pair_points(records, walls, corr)
@@ -268,6 +277,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int_arg(1, 4096), default=2, help="Ray workers (with --ray)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     add_luck_args(p)
+    p.add_argument(
+        "--estimator", choices=("luck", "advantage"), default="luck",
+        help="the adjusted points: the value model's luck adjustment (default) or the "
+             "advantage-sum estimate against --reference (every decision that is not the "
+             "reference's scored by --reps paired rollouts; sharpest for agents close to it)",
+    )  # fmt: skip
+    p.add_argument("--reference", default=None, metavar="AGENT",
+                   help=f"the advantage-sum estimate's reference policy (default {FALLBACK})")  # fmt: skip
+    p.add_argument("--reps", type=int_arg(2, 4096), default=None, metavar="N",
+                   help=f"the advantage-sum estimate's rollouts per decision (default {REPS})")  # fmt: skip
     return p
 
 
@@ -298,8 +317,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
              "checkpoint or a moved alias went unnoticed), so they cannot be trusted; play "
              "them again with --overwrite instead of --resume, or use another --out")  # fmt: skip
     rules = RuleConfig.preset(args.preset)
-    model = model_for(args, rules, quiet=args.quiet)
+    advantage = None
+    if args.estimator == "advantage":
+        if args.no_adjust or args.fine_tune or args.value_model != LUCK_SHIPPED:
+            p.error("--estimator advantage takes no --no-adjust, --value-model or --fine-tune")
+        reference = FALLBACK if args.reference is None else args.reference
+        try:
+            reference_policy(reference)
+        except ValueError as exc:
+            p.error(f"--reference: {exc}")
+        advantage = {"reference": reference, "reps": REPS if args.reps is None else args.reps}
+    elif args.reference is not None or args.reps is not None:
+        p.error(
+            "--reference and --reps are the advantage-sum estimate's: add --estimator advantage"
+        )
+    model = None if advantage is not None else model_for(args, rules, quiet=args.quiet)
     settings = _settings(args.walls, args.seed, rules, model)
+    if advantage is not None:  # the adjusted points depend on them: other pairs are replayed
+        settings |= {"estimator": "advantage-sum", **advantage}
     if args.fine_tune:  # the adjusted points depend on it: pairs of another setting are replayed
         settings["fine_tune"] = args.fine_tune
     todo = list(combinations(agents, 2))
@@ -319,11 +354,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             start = time.perf_counter()
             try:
                 plain, adjusted = play_pair(a, b, args.walls, args.seed, rules, not args.quiet,
-                                            args.ray, args.workers, model, args.fine_tune)  # fmt: skip
+                                            args.ray, args.workers, model, args.fine_tune,
+                                            advantage)  # fmt: skip
             except (IllegalActionError, InputTypeError) as exc:  # a bad answer: one line
                 fail(p.prog, exc)
             except AdjustError as exc:  # this pair is not written; the finished ones stay
-                fail(p.prog, f"luck adjustment of {a} vs {b}: {exc}")
+                what = "luck adjustment" if advantage is None else "advantage estimate"
+                fail(p.prog, f"{what} of {a} vs {b}: {exc}")
             adj = None if adjusted is None else adjusted.tolist()
             _write(p.prog, path, {"agents": [a, b], "identity": identity, **settings,
                                   "points": plain.tolist(), "points_adjusted": adj,
@@ -332,7 +369,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         pairs[(a, b)] = done
     anchor = args.anchor if args.anchor in agents else None
     summary = summarize_ladder(agents, pairs, anchor, args.boot)
-    summary["adjusted"] = model is not None
+    summary["adjusted"] = model is not None or advantage is not None
     summary["caution"] = caution(args.walls)
     doc = {
         "format": FORMAT,
@@ -341,8 +378,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "seed": args.seed,
         "preset": args.preset,
         "anchor": anchor,
-        "adjusted": model is not None,
+        "adjusted": model is not None or advantage is not None,
         "value_model": settings["value_model"],
+        "estimator": None
+        if not summary["adjusted"]
+        else "luck"
+        if advantage is None
+        else "advantage-sum",
+        "advantage": advantage,
         "seconds": time.perf_counter() - t0,
         **summary,
     }

@@ -168,7 +168,8 @@ def load_pair(
 ) -> np.ndarray | None:
     """A finished pair's per-wall points, or None when the file is missing or other settings'.
 
-    The points are the luck-adjusted ones when ``settings`` name a value model.
+    The points are the adjusted ones when ``settings`` name a value model or the
+    advantage-sum estimate.
 
     Raises:
         ValueError: a file that is not a pair file of this ladder (damaged or hand-edited),
@@ -188,7 +189,8 @@ def load_pair(
         raise ValueError(f"{path}: not the pair {a} / {b} (other agents or checkpoints)")
     if {k: doc.get(k) for k in settings} != settings:
         return None  # other walls, seed or rules: played again
-    pts = doc.get("points_adjusted" if settings.get("value_model") else "points")
+    adjusted = settings.get("value_model") or settings.get("estimator") == "advantage-sum"
+    pts = doc.get("points_adjusted" if adjusted else "points")
     if (
         not isinstance(pts, list)
         or len(pts) != settings["walls"]

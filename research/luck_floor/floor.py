@@ -133,8 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.deals < 4 or args.reps < 2:
         ap.error("--deals at least 4 and --reps at least 2")
-    if args.out.exists() or (problem := path_problem(args.out)):
-        ap.error(f"--out: {problem or 'exists; choose another name'}")
+    problem = "exists; choose another name" if args.out.exists() else path_problem(args.out)
+    if problem:
+        ap.error(f"--out: {problem}")
     lineup = [args.agent, args.opponent, args.opponent, args.opponent]
     agents = make_lineup_agents(lineup, args.seed)
     seeds = wall_seeds_of(args.deals, args.seed)

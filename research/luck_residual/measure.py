@@ -151,8 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default="luck")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
-    if args.out.exists() or (problem := path_problem(args.out)):
-        ap.error(f"--out: {problem or 'exists; choose another name'}")
+    problem = "exists; choose another name" if args.out.exists() else path_problem(args.out)
+    if problem:
+        ap.error(f"--out: {problem}")
     if args.reps < 2 or not 0 < args.share <= 1:
         ap.error("--reps at least 2, --share in (0, 1]")
     lineup = [args.agent, "heuristic", "heuristic", "heuristic"]

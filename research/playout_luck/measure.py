@@ -120,8 +120,9 @@ def main(argv: list[str] | None = None) -> int:
         help="a rule-based agent plays its own seat in the playouts (else the heuristic)",
     )
     args = ap.parse_args(argv)
-    if args.out.exists() or (problem := path_problem(args.out)):
-        ap.error(f"--out: {problem or 'exists; choose another name'}")
+    problem = "exists; choose another name" if args.out.exists() else path_problem(args.out)
+    if problem:
+        ap.error(f"--out: {problem}")
     lineup = [args.agent, "heuristic", "heuristic", "heuristic"]
     t0 = time.perf_counter()
     records = play_duplicate(lineup, args.walls, RULES, args.seed, progress=True)

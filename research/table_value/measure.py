@@ -37,7 +37,8 @@ def ci_ratio(plain: np.ndarray, adjusted: np.ndarray, boot: int = 2000, seed: in
     rng = np.random.default_rng(seed)
     ratio = float(adjusted.std(ddof=1) / plain.std(ddof=1))
     idx = rng.integers(0, len(plain), size=(boot, len(plain)))
-    r = adjusted[idx].std(axis=1, ddof=1) / plain[idx].std(axis=1, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a constant resample: inf, refused later
+        r = adjusted[idx].std(axis=1, ddof=1) / plain[idx].std(axis=1, ddof=1)
     return {"ratio": ratio, "ci95": [float(np.quantile(r, 0.025)), float(np.quantile(r, 0.975))]}
 
 
@@ -51,8 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--models", nargs="+", default=["luck", "table_value"])
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
-    if args.out.exists() or (problem := path_problem(args.out)):
-        p.error(f"--out: {problem or 'exists; choose another name'}")
+    problem = "exists; choose another name" if args.out.exists() else path_problem(args.out)
+    if problem:
+        p.error(f"--out: {problem}")
     from sichuan_env.agents.eval.table_finetune import cross_fitted_corrections
     from sichuan_env.agents.eval.table_value import TableModel, load_table_for
 

@@ -1,0 +1,1 @@
+"""The advantage-sum estimate of a duplicate match (issue #39)."""

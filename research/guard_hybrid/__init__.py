@@ -1,0 +1,1 @@
+"""After-win search on the strongest network (issue #40)."""
