@@ -4,7 +4,7 @@ The facade is ``sichuan_env.agents.eval.advantage``; it runs chunks of records o
 threads (the kernels release the GIL). This module plays a rule-based reference;
 ``advantage_net_kernels`` is the same code for a network exported by
 ``numba_policy.export`` (kept apart so that the common case compiles without the
-network's kernels: about 16 s cold instead of 45).
+network's kernels, and without a parallel loop).
 
 A record is replayed against a deterministic reference policy ``mu``. At every
 decision, of any seat, whose action ``a`` differs from ``mu``'s in the same state, ``K``
