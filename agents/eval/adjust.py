@@ -19,7 +19,14 @@ from typing import Any
 
 import numpy as np
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-from sichuan_env.agents.eval.advantage import REPS, AdvantageSum, default_reference, split_lineup
+from sichuan_env.agents.eval.advantage import (
+    FALLBACK,
+    REPS,
+    AdvantageSum,
+    default_reference,
+    reference_policy,
+    split_lineup,
+)
 from sichuan_env.agents.eval.match_stats import mean_ci, per_wall
 
 from sichuan_env import RuleConfig
@@ -76,6 +83,41 @@ def add_estimator_args(p: argparse.ArgumentParser) -> None:
         help=f"the advantage-sum estimate's paired rollouts per decision that leaves the "
              f"reference (default {REPS})",
     )  # fmt: skip
+
+
+def add_ladder_estimator_args(p: argparse.ArgumentParser) -> None:
+    """``--estimator``, ``--reference`` and ``--reps`` (``sichuan-ladder``: luck by default)."""
+    p.add_argument(
+        "--estimator", choices=("luck", "advantage"), default="luck",
+        help="the adjusted points: the value model's luck adjustment (default) or the "
+             "advantage-sum estimate against --reference (every decision that is not the "
+             "reference's scored by --reps paired rollouts; sharpest for agents close to it)",
+    )  # fmt: skip
+    p.add_argument("--reference", default=None, metavar="AGENT",
+                   help=f"the advantage-sum estimate's reference policy (default {FALLBACK})")  # fmt: skip
+    p.add_argument("--reps", type=int_arg(2, 4096), default=None, metavar="N",
+                   help=f"the advantage-sum estimate's rollouts per decision (default {REPS})")  # fmt: skip
+
+
+def ladder_advantage(p: argparse.ArgumentParser, args: argparse.Namespace) -> dict | None:
+    """``{"reference", "reps"}`` of the ladder's ``--estimator advantage``, or None (luck).
+
+    Its options with the luck adjustment's, or without ``--estimator advantage``, and a
+    reference the rollouts cannot play, are usage errors (exit 2).
+    """
+    if args.estimator != "advantage":
+        if args.reference is not None or args.reps is not None:
+            p.error("--reference and --reps are the advantage-sum estimate's: "
+                    "add --estimator advantage")  # fmt: skip
+        return None
+    if args.no_adjust or args.fine_tune or args.value_model != SHIPPED:
+        p.error("--estimator advantage takes no --no-adjust, --value-model or --fine-tune")
+    reference = FALLBACK if args.reference is None else args.reference
+    try:
+        reference_policy(reference)
+    except ValueError as exc:
+        p.error(f"--reference: {exc}")
+    return {"reference": reference, "reps": REPS if args.reps is None else args.reps}
 
 
 class AdvantageCorrections(AdvantageSum):

@@ -54,14 +54,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sichuan_env.agents.eval.adjust import SHIPPED as LUCK_SHIPPED
 from sichuan_env.agents.eval.adjust import (
     AdjustError,
     Corrections,
+    add_ladder_estimator_args,
     add_luck_args,
+    ladder_advantage,
     model_for,
 )
-from sichuan_env.agents.eval.advantage import FALLBACK, REPS, AdvantageSum, reference_policy
+from sichuan_env.agents.eval.advantage import AdvantageSum
 from sichuan_env.agents.eval.evaluate import MAX_WALLS, play_duplicate
 from sichuan_env.agents.eval.ladder_pairs import (
     FORMAT,
@@ -277,16 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int_arg(1, 4096), default=2, help="Ray workers (with --ray)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     add_luck_args(p)
-    p.add_argument(
-        "--estimator", choices=("luck", "advantage"), default="luck",
-        help="the adjusted points: the value model's luck adjustment (default) or the "
-             "advantage-sum estimate against --reference (every decision that is not the "
-             "reference's scored by --reps paired rollouts; sharpest for agents close to it)",
-    )  # fmt: skip
-    p.add_argument("--reference", default=None, metavar="AGENT",
-                   help=f"the advantage-sum estimate's reference policy (default {FALLBACK})")  # fmt: skip
-    p.add_argument("--reps", type=int_arg(2, 4096), default=None, metavar="N",
-                   help=f"the advantage-sum estimate's rollouts per decision (default {REPS})")  # fmt: skip
+    add_ladder_estimator_args(p)
     return p
 
 
@@ -317,20 +309,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
              "checkpoint or a moved alias went unnoticed), so they cannot be trusted; play "
              "them again with --overwrite instead of --resume, or use another --out")  # fmt: skip
     rules = RuleConfig.preset(args.preset)
-    advantage = None
-    if args.estimator == "advantage":
-        if args.no_adjust or args.fine_tune or args.value_model != LUCK_SHIPPED:
-            p.error("--estimator advantage takes no --no-adjust, --value-model or --fine-tune")
-        reference = FALLBACK if args.reference is None else args.reference
-        try:
-            reference_policy(reference)
-        except ValueError as exc:
-            p.error(f"--reference: {exc}")
-        advantage = {"reference": reference, "reps": REPS if args.reps is None else args.reps}
-    elif args.reference is not None or args.reps is not None:
-        p.error(
-            "--reference and --reps are the advantage-sum estimate's: add --estimator advantage"
-        )
+    advantage = ladder_advantage(p, args)
     model = None if advantage is not None else model_for(args, rules, quiet=args.quiet)
     settings = _settings(args.walls, args.seed, rules, model)
     if advantage is not None:  # the adjusted points depend on them: other pairs are replayed
