@@ -46,12 +46,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from sichuan_env.agents.base import check_seed
 from sichuan_env.agents.eval import advantage_kernels as K
 from sichuan_env.agents.eval import advantage_net_kernels as KN
-from sichuan_env.agents.eval.luck_events import record_log
+from sichuan_env.agents.eval.luck_events import record_logs
 from sichuan_env.agents.rule_based.fused import STYLES
 
 from sichuan_env import RuleConfig
 from sichuan_env._progress import progress_bar
-from sichuan_env.engine.state import MAX_LOG, STATE_DTYPE
+from sichuan_env.engine.state import STATE_DTYPE
 from sichuan_env.kernels.tables import get_tables
 from sichuan_env.rules.config import kernel_rules
 from sichuan_env.tiles import InputTypeError
@@ -231,7 +231,8 @@ class AdvantageSum:
         pending: deque[tuple[int, Future]] = deque()  # a few chunks' buffers at a time
         try:
             for first in starts:
-                pending.append((first, pool.submit(self._chunk, records[first : first + CHUNK])))
+                chunk = records[first : first + CHUNK]
+                pending.append((first, pool.submit(self.terms, chunk, offset + first)))
                 if len(pending) > 2 * workers:
                     self._collect(out, *pending.popleft(), progress, offset)
             while pending:
@@ -245,7 +246,8 @@ class AdvantageSum:
         offset: int,
     ) -> None:  # fmt: skip
         """Check one chunk's kernel output and add it to ``out`` from record ``first`` on."""
-        status, n_div, est, var, who = job.result()
+        o = job.result()
+        status, n_div, est, var, who = (o[k] for k in ("status", "n_div", "est", "var", "who"))
         h = len(status)
         if (status != K.OK).any():  # FULL cannot happen: room for every decision of the log
             bad = offset + first + int(np.flatnonzero(status != K.OK)[0])
@@ -259,32 +261,40 @@ class AdvantageSum:
         if progress is not None:
             progress(h)
 
-    def _chunk(self, chunk: Sequence[tuple[int, int, dict]]) -> tuple[np.ndarray, ...]:
-        """One kernel call on ``chunk``: ``(status, n_div, est, var, who)``."""
+    def terms(
+        self, chunk: Sequence[tuple[int, int, dict]], first: int = 0
+    ) -> dict[str, np.ndarray]:
+        """One kernel call: every decision of ``chunk`` that leaves the reference.
+
+        Returns ``status`` and ``n_div`` per record and, per record and divergence,
+        ``est`` (every seat's mean advantage), ``var`` (its variance), ``who`` (the seat
+        that decided) and ``acts`` (its action, the reference's).
+
+        Raises:
+            ValueError: a record of other rules or without a replayable log (numbered
+                from ``first``).
+        """
         t = get_tables()
         h = len(chunk)
-        walls = np.zeros((h, 108), np.uint8)
-        dealers, offsets, n_logs = (np.zeros(h, np.int64) for _ in range(3))
-        logs = np.zeros((h, MAX_LOG), np.int16)
-        trust = np.zeros((h, 4), np.bool_)
-        for i, (_, rot, rec) in enumerate(chunk):
-            trust[i] = [self._trusted[(q + int(rot)) % 4] for q in range(4)]
-            walls[i], dealers[i], offsets[i], log = record_log(rec)
-            logs[i, : log.size] = log
-            n_logs[i] = log.size
-        room = max(1, int(n_logs.max()))  # a hand cannot leave the reference more often
-        est, var = np.zeros((h, room, 4)), np.zeros((h, room, 4))
-        who = np.zeros((h, room), np.int64)
-        acts = np.zeros((h, room, 2), np.int64)
-        status, n_div = np.zeros(h, np.int64), np.zeros(h, np.int64)
+        walls, dealers, offsets, logs, n_logs = record_logs(
+            [r for _, _, r in chunk], self.rules, first
+        )
+        trust = np.array(
+            [[self._trusted[(q + int(rot)) % 4] for q in range(4)] for _, rot, _ in chunk],
+            dtype=np.bool_,
+        ).reshape(h, 4)
+        room = max(1, int(n_logs.max(initial=0)))  # a hand cannot leave the reference more often
+        o = {"est": np.zeros((h, room, 4)), "var": np.zeros((h, room, 4)),
+             "who": np.zeros((h, room), np.int64), "acts": np.zeros((h, room, 2), np.int64),
+             "status": np.zeros(h, np.int64), "n_div": np.zeros(h, np.int64)}  # fmt: skip
         kernels = KN if self._style == K.NET else K
         kernels.advantages(
             np.zeros(h, STATE_DTYPE), np.zeros(h, STATE_DTYPE), walls, dealers, offsets, logs,
             n_logs, trust, self._style, self._weights, self.reps, record_keys(self.seed, chunk),
-            self.shuffle, kernel_rules(self.rules), t["FLAGS"], t["WAITS"], t["DIST"], est, var,
-            who, acts, status, n_div,
+            self.shuffle, kernel_rules(self.rules), t["FLAGS"], t["WAITS"], t["DIST"], o["est"],
+            o["var"], o["who"], o["acts"], o["status"], o["n_div"],
         )  # fmt: skip
-        return status, n_div, est, var, who
+        return o
 
     def of(self, records: list[tuple[int, int, dict]], progress: bool = False) -> np.ndarray:
         """``float[len(records), 4]``: each hand's and seat's correction (plain minus adjusted).

@@ -97,6 +97,41 @@ def record_log(record: Any) -> tuple[np.ndarray, int, int, np.ndarray]:
     return wall.astype(np.uint8), dealer, offset, np.asarray(log, dtype=np.int16)
 
 
+def record_logs(
+    records: Sequence[Any], rules: RuleConfig | None = None, first: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``record_log`` of every record, packed for the replay kernels.
+
+    Returns ``(walls uint8[H, 108], dealers int64[H], offsets int64[H], logs
+    int16[H, MAX_LOG], n_logs int64[H])``.
+
+    Args:
+        records: game records.
+        rules: when given, every record's own ``rules`` must equal them.
+        first: the index of ``records[0]`` in the caller's list (for messages).
+
+    Raises:
+        ValueError: a record of other rules, or one ``record_log`` refuses.
+    """
+    h = len(records)
+    walls = np.zeros((h, 108), dtype=np.uint8)
+    dealers = np.zeros(h, dtype=np.int64)
+    offsets = np.zeros(h, dtype=np.int64)
+    logs = np.zeros((h, MAX_LOG), dtype=np.int16)
+    n_logs = np.zeros(h, dtype=np.int64)
+    want = None if rules is None else rules.to_dict()
+    for i, rec in enumerate(records):
+        if want is not None and (not isinstance(rec, dict) or rec.get("rules") != want):
+            raise ValueError(f"record {first + i} is not a record of these rules")
+        try:
+            walls[i], dealers[i], offsets[i], log = record_log(rec)
+        except ValueError as exc:
+            raise ValueError(f"record {first + i}: {exc}") from None
+        logs[i, : log.size] = log
+        n_logs[i] = log.size
+    return walls, dealers, offsets, logs, n_logs
+
+
 def _empty(h: int) -> Events:
     e = K.MAX_EVENTS
     return Events(
@@ -130,21 +165,11 @@ def extract(records: Sequence[Any], rules: RuleConfig, *, first: int = 0) -> Eve
     out = _empty(h)
     if h == 0:
         return out
-    walls = np.zeros((h, 108), dtype=np.uint8)
-    dealers = np.zeros(h, dtype=np.int64)
-    offsets = np.zeros(h, dtype=np.int64)
-    logs = np.zeros((h, MAX_LOG), dtype=np.int16)
-    n_logs = np.zeros(h, dtype=np.int64)
     want = rules.to_dict()
-    for i, rec in enumerate(records):
+    for i, rec in enumerate(records):  # said in the value model's words
         if not isinstance(rec, dict) or rec.get("rules") != want:
             raise ValueError(f"record {first + i} is not a record of the value model's rules")
-        try:
-            walls[i], dealers[i], offsets[i], log = record_log(rec)
-        except ValueError as exc:
-            raise ValueError(f"record {first + i}: {exc}") from None
-        logs[i, : log.size] = log
-        n_logs[i] = log.size
+    walls, dealers, offsets, logs, n_logs = record_logs(records, first=first)
     t = get_tables()
     states = np.zeros(h, dtype=STATE_DTYPE)
     status = np.zeros(h, dtype=np.int64)

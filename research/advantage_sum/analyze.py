@@ -4,7 +4,7 @@ r"""Where the advantage sum's variance is: its terms by kind of decision and by 
         --out research/advantage_sum/results/analyze-distill-1000-s931.json
 
 Plays ``--agent`` against three heuristics, replays every hand with the estimator's
-kernel (``advantage_kernels.advantages``, the heuristic as reference, 64 rollouts) and
+kernel (``AdvantageSum.terms``, the heuristic as reference, 64 rollouts) and
 keeps every decision where the agent left the heuristic: its kind (the agent's action
 against the heuristic's: a discard for a discard, a kong for a discard, ...) and its
 estimated advantage. Reports, per kind, how many there are, their mean, and their share
@@ -20,16 +20,12 @@ from pathlib import Path
 
 import numpy as np
 from sichuan_env.agents.eval import advantage_kernels as K
-from sichuan_env.agents.eval.advantage import record_keys, reference_policy
+from sichuan_env.agents.eval.advantage import AdvantageSum
 from sichuan_env.agents.eval.evaluate import play_duplicate
-from sichuan_env.agents.eval.luck_events import record_log
 
 from sichuan_env import RuleConfig
 from sichuan_env._cli import path_problem, write_atomic
 from sichuan_env.engine.actions import EXCHANGE, HU, KONG, PASS, PONG, SELF_KONG, VOID
-from sichuan_env.engine.state import MAX_LOG, STATE_DTYPE
-from sichuan_env.kernels.tables import get_tables
-from sichuan_env.rules.config import kernel_rules
 
 RULES = RuleConfig.preset("xuezhan")
 
@@ -45,34 +41,19 @@ def kind(a: int) -> str:
 
 def divergences(records: list, reps: int, seed: int) -> tuple[np.ndarray, list[str]]:
     """The agent's (lineup position 0) advantage estimates and their kinds, every divergence."""
-    t = get_tables()
-    h = len(records)
-    walls = np.zeros((h, 108), np.uint8)
-    dealers, offsets, n_logs = (np.zeros(h, np.int64) for _ in range(3))
-    logs = np.zeros((h, MAX_LOG), np.int16)
-    for i, (_, _, rec) in enumerate(records):
-        walls[i], dealers[i], offsets[i], log = record_log(rec)
-        logs[i, : log.size] = log
-        n_logs[i] = log.size
-    room = int(n_logs.max())  # a hand cannot leave the reference more often than it decides
-    est, var = np.zeros((h, room, 4)), np.zeros((h, room, 4))
-    who, acts = np.zeros((h, room), np.int64), np.zeros((h, room, 2), np.int64)
-    status, n_div = np.zeros(h, np.int64), np.zeros(h, np.int64)
-    style, weights = reference_policy("heuristic")
-    K.advantages(  # a rule-based reference: the style kernels
-        np.zeros(h, STATE_DTYPE), np.zeros(h, STATE_DTYPE), walls, dealers, offsets, logs, n_logs,
-        np.zeros((h, 4), np.bool_), style, weights, reps, record_keys(seed, records), True, kernel_rules(RULES), t["FLAGS"],
-        t["WAITS"], t["DIST"], est, var, who, acts, status, n_div,
-    )  # fmt: skip
-    if (status != K.OK).any():
-        raise ValueError(f"records {np.flatnonzero(status != K.OK)} were not estimated")
+    est = AdvantageSum(["agent", "heuristic", "heuristic", "heuristic"], RULES, reps=reps,
+                       seed=seed, reference="heuristic")  # fmt: skip
+    o = est.terms(records)
+    if (o["status"] != K.OK).any():
+        raise ValueError(f"records {np.flatnonzero(o['status'] != K.OK)} were not estimated")
     values, kinds = [], []
     for i, (_, rot, _) in enumerate(records):
         seat = (-rot) % 4
-        for d in range(n_div[i]):
-            if who[i, d] == seat:
-                values.append(est[i, d, seat])
-                kinds.append(f"{kind(int(acts[i, d, 0]))} for {kind(int(acts[i, d, 1]))}")
+        for d in range(o["n_div"][i]):
+            if o["who"][i, d] == seat:
+                values.append(o["est"][i, d, seat])
+                a, b = (kind(int(x)) for x in o["acts"][i, d])
+                kinds.append(f"{a} for {b}")
     return np.array(values), kinds
 
 

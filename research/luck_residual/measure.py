@@ -31,14 +31,14 @@ import numpy as np
 from sichuan_env.agents.eval import luck_features as F
 from sichuan_env.agents.eval.evaluate import play_duplicate
 from sichuan_env.agents.eval.luck import LuckModel
-from sichuan_env.agents.eval.luck_events import record_log
+from sichuan_env.agents.eval.luck_events import record_logs
 from sichuan_env.agents.nn.mlp_kernels import no_weights
 from sichuan_env.agents.rule_based.fused import STYLES
 
 from research.luck_residual import kernels as K
 from sichuan_env import RuleConfig
 from sichuan_env._cli import path_problem, write_atomic
-from sichuan_env.engine.state import MAX_LOG, STATE_DTYPE
+from sichuan_env.engine.state import STATE_DTYPE
 from sichuan_env.kernels.tables import get_tables
 from sichuan_env.rules.config import kernel_rules
 
@@ -50,13 +50,7 @@ def rollouts(records, styles, weights, want, keys) -> dict[str, np.ndarray]:
     """``kernels.rollout_events`` on ``records``: its arrays by name."""
     t = get_tables()
     h, e = want.shape
-    walls = np.zeros((h, 108), np.uint8)
-    dealers, offsets, n_logs = (np.zeros(h, np.int64) for _ in range(3))
-    logs = np.zeros((h, MAX_LOG), np.int16)
-    for i, rec in enumerate(records):
-        walls[i], dealers[i], offsets[i], log = record_log(rec)
-        logs[i, : log.size] = log
-        n_logs[i] = log.size
+    walls, dealers, offsets, logs, n_logs = record_logs(records)
     o = {
         "feats": np.zeros((h, e, 27, 4, F.NF), np.float32), "probs": np.zeros((h, e, 27), np.float32),
         "actual": np.zeros((h, e), np.int64), "roll": np.zeros((h, e, 27, keys.shape[2], 4), np.float32),

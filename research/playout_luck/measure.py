@@ -22,7 +22,7 @@ import numpy as np
 from rich.progress import track
 from sichuan_env.agents.eval.evaluate import play_duplicate
 from sichuan_env.agents.eval.luck import LuckModel
-from sichuan_env.agents.eval.luck_events import record_log
+from sichuan_env.agents.eval.luck_events import record_logs
 from sichuan_env.agents.eval.match_stats import mean_ci, per_wall
 from sichuan_env.agents.nn.mlp_kernels import no_weights
 from sichuan_env.agents.rule_based.fused import HEURISTIC, STYLES
@@ -31,7 +31,7 @@ from research.playout_luck import kernels as K
 from research.table_value.measure import ci_ratio
 from sichuan_env import RuleConfig
 from sichuan_env._cli import path_problem, write_atomic
-from sichuan_env.engine.state import MAX_LOG, STATE_DTYPE
+from sichuan_env.engine.state import STATE_DTYPE
 from sichuan_env.kernels.tables import get_tables
 from sichuan_env.rules.config import kernel_rules
 
@@ -58,15 +58,7 @@ def playout_arrays(
     t = get_tables()
     rules = kernel_rules(RULES)
     h = len(records)
-    walls = np.zeros((h, 108), np.uint8)
-    dealers = np.zeros(h, np.int64)
-    offsets = np.zeros(h, np.int64)
-    logs = np.zeros((h, MAX_LOG), np.int16)
-    n_logs = np.zeros(h, np.int64)
-    for i, rec in enumerate(records):
-        walls[i], dealers[i], offsets[i], log = record_log(rec)
-        logs[i, : log.size] = log
-        n_logs[i] = log.size
+    walls, dealers, offsets, logs, n_logs = record_logs(records)
     o = K.empty(h)
     K.playout_events(
         np.zeros(h, STATE_DTYPE), np.zeros(h, STATE_DTYPE), walls, dealers, offsets, logs, n_logs,
