@@ -24,7 +24,9 @@ def test_two_rounds_then_resume_and_refusals(tmp_path, capsys):
     assert r1["labels"]["new_rows"] > 0 and r1["fit"]["margin"] == 0.3
     for k in ("vs_heuristic", "vs_previous"):
         assert r1[k]["walls"] == 4 and -100 < r1[k]["points_per_hand"] < 100
-        assert -100 < r1[k]["adjusted"] < 100 and r1[k]["adjusted_ci95"] >= 0  # luck-adjusted
+        assert -100 < r1[k]["adjusted"] < 100 and r1[k]["adjusted_ci95"] >= 0
+        assert r1[k]["estimator"] == "advantage"  # the default
+    assert "eval_adjusted" in r1["fit"]["selection"]  # the margin chosen by the same estimate
     assert "adj." in capsys.readouterr().out  # the table shows the adjusted figures
     cfg = read_config(run / "round-01" / "fit" / "distilled.pt")
     assert cfg["init"].endswith("distill.pt") and cfg["method"] == "search_distill"

@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 TINY = ["--hands", "8", "--samples", "2", "--epochs", "1", "--select-walls", "4",
         "--eval-walls", "4", "--anchor-decisions", "500", "--threads", "1"]  # fmt: skip
+LUCK = [*TINY, "--estimator", "luck"]  # the matches need the shipped luck model
 
 
 @pytest.fixture
@@ -45,7 +46,7 @@ def damaged_luck(tmp_path, monkeypatch):
 
 def test_exit_checks_the_value_model_before_any_work(damaged_luck, tmp_path, capsys):
     run = tmp_path / "run"
-    argv = ["--run", str(run), "--init", str(damaged_luck), *TINY]
+    argv = ["--run", str(run), "--init", str(damaged_luck), *LUCK]
     line = _exits(ex.main, argv, 1, capsys, "value model cannot be loaded")
     assert "luck" in line
     assert not run.exists()  # nothing written
@@ -55,13 +56,40 @@ def test_exit_resume_checks_the_value_model_first(damaged_luck, tmp_path, capsys
     run = tmp_path / "run"
     run.mkdir()
     args = vars(
-        ex.build_parser().parse_args(["--run", str(run), "--init", str(damaged_luck), *TINY])
+        ex.build_parser().parse_args(["--run", str(run), "--init", str(damaged_luck), *LUCK])
     )
     ex.write_state(run, {"settings": {k: args[k] for k in ex.SETTINGS}, "rounds": []})
     before = _files(run)
-    argv = ["--run", str(run), "--init", str(damaged_luck), *TINY, "--resume"]
+    argv = ["--run", str(run), "--init", str(damaged_luck), *LUCK, "--resume"]
     _exits(ex.main, argv, 1, capsys, "value model cannot be loaded")
     assert _files(run) == before
+
+
+def test_exit_with_the_advantage_sum_needs_no_luck_model(damaged_luck, tmp_path):
+    """The default estimator does not read the luck model: the damaged one stops nothing."""
+    run = tmp_path / "run"
+    with pytest.raises(AssertionError, match="started work"):  # run_round: no_work
+        ex.main(["--run", str(run), "--init", str(damaged_luck), *TINY])
+    assert ex.read_state(run)["settings"]["estimator"] == "advantage"
+
+
+def test_exit_state_from_before_the_estimator_resumes_as_luck(tmp_path, capsys, monkeypatch):
+    """A run made before --estimator used the luck adjustment: resumed as such, and the new
+    default is refused by name rather than switched to half-way."""
+    run = tmp_path / "run"
+    run.mkdir()
+    init = Path(checkpoint.SHIPPED_DIR) / "distill.pt"
+    args = vars(ex.build_parser().parse_args(["--run", str(run), "--init", str(init), *TINY]))
+    old = {k: args[k] for k in ex.SETTINGS if k != "estimator"}
+    ex.write_state(run, {"settings": old, "rounds": []})
+    calls: list = []
+    monkeypatch.setattr(ex, "run_round", lambda *a, **k: calls.append(a))
+    argv = ["--run", str(run), "--init", str(init), *TINY, "--resume"]
+    line = _exits(ex.main, argv, 1, capsys, "other settings")
+    assert "--estimator luck (now advantage)" in line and not calls
+    doc = ex.main([*argv, "--estimator", "luck", "--rounds", "1"])
+    assert doc["settings"]["estimator"] == "luck" and len(calls) == 1
+    assert calls[0][-1] is not None  # the luck model, loaded for the matches
 
 
 def test_exit_resume_with_other_settings_names_the_flags(tmp_path, capsys, monkeypatch):

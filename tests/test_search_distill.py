@@ -174,8 +174,10 @@ def test_distill_cli_end_to_end_and_resume(tmp_path):
               "--threads", "1", "--val-mod", "4", "--margins", "0.5", "1", "--select-walls", "2"]  # fmt: skip
     report = sd.main([*common, "--init", str(tmp_path / "init.pt"), "--epochs", "1"])
     assert report["chosen"]["margin"] in (0.5, 1.0) and len(report["margins"]) == 2
-    dup = [r["eval_points_per_hand"] for r in report["margins"]]  # chosen by the duplicate match
-    assert report["chosen"]["eval_points_per_hand"] == max(dup)
+    dup = [r["eval_adjusted"] for r in report["margins"]]  # chosen by the advantage sum
+    assert (
+        report["chosen"]["eval_adjusted"] == max(dup) and report["select_estimator"] == "advantage"
+    )
     agent = TorchAgent.load(run / "distilled.pt")
     assert float(agent.net.prior_gain.detach()) == report["chosen"]["margin"]
     assert json.loads((run / "report.json").read_text())["chosen"] == report["chosen"]
@@ -192,6 +194,43 @@ def test_distill_cli_end_to_end_and_resume(tmp_path):
         sd.main([*common[:2], "--run", str(tmp_path / "empty"), "--resume"])
     with pytest.raises(SystemExit):
         sd.main([*common, "--init", str(tmp_path / "init.pt"), "--margins", "nan"])
+
+
+def test_evaluate_vs_heuristic_adds_the_advantage_sum_to_the_same_match():
+    """The estimate leaves the match's own figures alone and adds an adjusted one; a network
+    that leaves the heuristic (random weights, margin 0) gets one that differs from plain."""
+    from sichuan_env.train.common import evaluate_vs_heuristic
+
+    torch.manual_seed(0)
+    net = PolicyNet(PolicyConfig(hidden=32, layers=1, aux=True, prior=True))
+    with torch.no_grad():
+        net.prior_gain.fill_(0.0)
+    plain = evaluate_vs_heuristic(net, 4, RuleConfig(), seed=3)
+    both = evaluate_vs_heuristic(net, 4, RuleConfig(), seed=3, estimator="advantage")
+    assert set(plain) == {"eval_points_per_hand", "eval_ci95", "eval_win_rate", "eval_deal_in_rate"}
+    assert {k: both[k] for k in plain} == plain
+    assert np.isfinite(both["eval_adjusted"]) and both["eval_adjusted_ci95"] > 0
+    assert both["eval_adjusted"] != plain["eval_points_per_hand"]
+    with pytest.raises(ValueError, match="estimator"):
+        evaluate_vs_heuristic(net, 4, RuleConfig(), estimator="luck")
+
+
+def test_distill_cli_selects_by_plain_points_on_request(tmp_path):
+    lab = tmp_path / "lab"
+    sl.main(["--out", str(lab), "--hands", "8", "--shard-hands", "8", "--samples", "2",
+             "--draws", "1", "--threads", "1"])  # fmt: skip
+    init = PolicyNet(PolicyConfig(hidden=32, layers=1, aux=True, prior=True))
+    meta = {"rules": RuleConfig().to_dict(), "method": "test", "command": "test",
+            "commit": "test", "wall_clock_s": 0.0}  # fmt: skip
+    save_checkpoint(tmp_path / "init.pt", init, meta)
+    report = sd.main(["--labels", str(lab), "--run", str(tmp_path / "run"), "--init",
+                      str(tmp_path / "init.pt"), "--epochs", "1", "--anchor-decisions", "500",
+                      "--threads", "1", "--val-mod", "4", "--margins", "0.5", "1",
+                      "--select-walls", "2", "--select-estimator", "plain"])  # fmt: skip
+    dup = [r["eval_points_per_hand"] for r in report["margins"]]
+    assert report["chosen"]["eval_points_per_hand"] == max(dup)
+    assert report["select_estimator"] == "plain"
+    assert not any("eval_adjusted" in r for r in report["margins"])
 
 
 @pytest.mark.parametrize("name", ["distill", "exit"])

@@ -8,6 +8,6 @@ RUN=${1:-runs/exit}
 ROUNDS=${2:-3}
 RESUME=()
 [ -f "$RUN/exit.json" ] && RESUME=(--resume)
-python -m sichuan_env.train.policy.exit --run "$RUN" --rounds "$ROUNDS" "${RESUME[@]}" | tee -a "$RUN.log"
+python -m sichuan_env.train.policy.exit --run "$RUN" --rounds "$ROUNDS" "${RESUME[@]}" --estimator luck | tee -a "$RUN.log"
 python -m research.exit.plot "$RUN" --out docs/img/exit.png --json research/exit/results/summary.json
 cp "$RUN/exit.json" research/exit/results/exit.json

@@ -15,7 +15,7 @@ RESUME=()
 python -m sichuan_env.train.policy.exit --run "$RUN" --rounds "$ROUNDS" "${RESUME[@]}" \
     --search value-leaf --no-claims --samples 8 --p-label 1 --after-win \
     --anchor-before-win 300000 --objective softmax --value-model "$V0" --hands 8192 \
-    --value-hands 4096 --seed 41 | tee -a "$RUN.log"
+    --value-hands 4096 --seed 41 --estimator luck | tee -a "$RUN.log"
 python -m research.exit.plot "$RUN" --out research/leaf_rounds/results/rounds.png \
     --json research/leaf_rounds/results/summary.json
 cp "$RUN/exit.json" research/leaf_rounds/results/exit.json

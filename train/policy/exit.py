@@ -17,8 +17,11 @@ the shipped ``distill`` by default) and runs three stages:
    a win at round ``k-1``'s own predicted gains.
 3. **eval**: duplicate matches of the new network against three heuristics and
    against three copies of round ``k-1``'s network (``--eval-walls`` walls
-   × 4 rotations, 95% intervals), plain and luck-adjusted
-   (``sichuan_env.agents.eval.luck``).
+   × 4 rotations, 95% intervals), plain and adjusted: by the advantage-sum estimate
+   (``--estimator advantage``, the default: ``sichuan_env.agents.eval.advantage``, the
+   three opponents' policy as the reference, so only the new network's own decisions
+   count), or by the luck adjustment (``--estimator luck``,
+   ``sichuan_env.agents.eval.luck``). The fit's margin is chosen by the same estimate.
 
 With ``--search value-leaf`` the labels are the value-leaf search's
 (``sichuan_env.agents.search.value_leaf``: own turns, ``--samples``
@@ -37,12 +40,14 @@ driver prints where the run is and what is left. ``research/exit/plot.py``
 draws the rounds. A resume with other settings is refused, naming the flags
 (``--rounds``, ``--threads``, ``--device`` and ``--amp`` may change).
 
-The matches report luck-adjusted points, so the shipped value model
-(``agents/checkpoints/luck.pt``) is loaded and checked before any work, for a new
+With ``--estimator luck`` the matches report luck-adjusted points, so the shipped value
+model (``agents/checkpoints/luck.pt``) is loaded and checked before any work, for a new
 run and for every ``--resume``: a missing or damaged one ends the driver at once
 with one line (reinstall the package, or restore the file), rather than after a
 round's labels and fit. (``sichuan-eval`` falls back to plain estimates instead;
-a run whose rounds mixed plain and adjusted points could not be compared.)
+a run whose rounds mixed plain and adjusted points could not be compared.) Runs made
+before ``--estimator`` existed used the luck adjustment and resume with
+``--estimator luck``.
 
     python -m sichuan_env.train.policy.exit --run runs/exit --rounds 3
     python -m sichuan_env.train.policy.exit --run runs/exit-vl --rounds 3 --search value-leaf \
@@ -60,6 +65,7 @@ from typing import Any
 
 from sichuan_env.agents.device import add_device_args
 from sichuan_env.train.policy.exit_state import (
+    LEGACY,
     SETTINGS,
     STAGES,
     _number,
@@ -121,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--margins", type=float_arg(0, 1000, include_lo=True), nargs="+", default=[0.2, 0.3, 0.5], help="margins to choose from (0.2 0.3 0.5)")  # fmt: skip
     p.add_argument("--select-walls", type=int_arg(0, 100_000), default=1500, help="walls per margin in the choice (1500)")  # fmt: skip
     p.add_argument("--eval-walls", type=int_arg(1, 100_000), default=2500, help="walls per evaluation match (2500)")  # fmt: skip
+    p.add_argument("--estimator", choices=("advantage", "luck"), default="advantage",
+                   help="the adjusted estimate of the matches and the margin's choice: the "
+                        "advantage sum (default) or the luck adjustment (margin: plain points)")  # fmt: skip
     p.add_argument("--anchor-decisions", type=int_arg(1, 10**8), default=300_000, help="heuristic decisions scanned for setup anchor rows (300000)")  # fmt: skip
     p.add_argument("--seed", type=int_arg(0, MAX_SEED // 1000), default=0)
     p.add_argument("--threads", type=int_arg(1, 1024), default=2)
@@ -170,32 +179,49 @@ def match(
     seed: int,
     device: str = "cpu",
     luck: Any = None,
-) -> dict[str, float]:
+    estimator: str = "luck",
+) -> dict[str, Any]:
     """``new`` in one seat against three ``other`` (a name or a checkpoint), duplicate; its statistics.
 
-    Plain points per hand with their 95% interval, and the luck-adjusted ones
-    (``adjusted``, ``adjusted_ci95``: the value model's corrections, ``luck`` or the
-    shipped one, ``sichuan_env.agents.eval.luck``), win and deal-in rates.
+    Plain points per hand with their 95% interval, win and deal-in rates, and the adjusted
+    ones (``adjusted``, ``adjusted_ci95``; ``estimator`` names which): ``"luck"``, the value
+    model's corrections (``luck`` or the shipped one, ``sichuan_env.agents.eval.luck``), or
+    ``"advantage"``, the advantage-sum estimate with ``other`` as the reference (it must
+    be a rule-based style or a greedy network the rollouts can play), each blended with
+    the plain points by the cross-fitted coefficient of ``match_stats.per_wall``.
+
+    Raises:
+        ValueError: an unknown ``estimator``, or a reference the rollouts cannot play.
     """
+    from sichuan_env.agents.eval.advantage import AdvantageSum
     from sichuan_env.agents.eval.evaluate import play_duplicate
     from sichuan_env.agents.eval.match_stats import mean_ci, per_wall, summarize
     from sichuan_env.agents.registry import make_agent
+    from sichuan_env.agents.rule_based.fused import STYLES
 
+    if estimator not in ("luck", "advantage"):
+        raise ValueError(f"estimator must be 'luck' or 'advantage', got {estimator!r}")
+    theirs = str(other) if str(other) in STYLES else "other"  # trusted by the advantage sum
     agents = {
         "new": make_agent(str(new), seed, device=device),
-        "other": make_agent(str(other), seed + 1, device=device),
+        theirs: make_agent(str(other), seed + 1, device=device),
     }
-    lineup = ["new", "other", "other", "other"]
+    lineup = ["new", theirs, theirs, theirs]
+    est = AdvantageSum(lineup, RuleConfig(), seed=seed, reference=str(other)) if (
+        estimator == "advantage") else None  # fmt: skip
     records = play_duplicate(lineup, walls, RuleConfig(), seed, progress=True, agents=agents)
     s = summarize(lineup, records, walls)["new"]
     keys = ("points_per_hand", "ci95", "win_rate", "deal_in_rate")
-    model = value_model() if luck is None else luck
-    corr = model.corrections([r for _, _, r in records]).total
+    if est is not None:
+        corr = est.of(records, progress=True)
+    else:
+        model = value_model() if luck is None else luck
+        corr = model.corrections([r for _, _, r in records]).total
     adjusted = per_wall(lineup, records, walls, corr)["new"][1]
     assert adjusted is not None
     m, c = mean_ci(adjusted)
     return {k: float(s[k]) for k in keys} | {"adjusted": m, "adjusted_ci95": c, "walls": walls,
-                                             "seed": seed}  # fmt: skip
+                                             "seed": seed, "estimator": estimator}  # fmt: skip
 
 
 def run_round(
@@ -251,7 +277,8 @@ def run_round(
             argv += ["--no-anchor-claims"] if s["claims"] else []
             if s["anchor_before_win"]:
                 argv += ["--anchor-before-win", str(s["anchor_before_win"])]
-            argv += ["--device", device, "--amp", amp]
+            argv += ["--device", device, "--amp", amp, "--select-estimator",
+                     "advantage" if s["estimator"] == "advantage" else "plain"]  # fmt: skip
             fitted = search_distill.main(argv)
             entry["fit"] = {"margin": fitted["chosen"]["margin"], "selection": fitted["chosen"]}
         elif stage == "value":
@@ -261,8 +288,9 @@ def run_round(
         else:
             new = network_of(run_dir, s, k)
             walls, seed = s["eval_walls"], 1000 * s["seed"]
-            entry["vs_heuristic"] = match(new, "heuristic", walls, seed, device, luck)
-            entry["vs_previous"] = match(new, prev, walls, seed + k, device, luck)
+            est = s["estimator"]
+            entry["vs_heuristic"] = match(new, "heuristic", walls, seed, device, luck, est)
+            entry["vs_previous"] = match(new, prev, walls, seed + k, device, luck, est)
         entry["seconds"][stage] = round(time.time() - t0, 1)
         entry["done"].append(stage)
         write_state(run_dir, doc)
@@ -296,7 +324,7 @@ def report(doc: dict) -> None:
 
 
 def _points(m: dict) -> str:
-    """A match's points: luck-adjusted where it was measured (runs before it: plain)."""
+    """A match's points: adjusted where it was measured (by the run's estimator), else plain."""
     if _number(m.get("adjusted")) and _number(m.get("adjusted_ci95")):
         return f"{m['adjusted']:+.3f} ± {m['adjusted_ci95']:.3f} adj."
     return f"{m['points_per_hand']:+.3f} ± {m['ci95']:.3f}"
@@ -314,10 +342,12 @@ def main(argv: list[str] | None = None) -> dict:
         p.error("--search value-leaf labels own turns only: pass --no-claims")
     if args.search == "value-leaf" and args.rollout != "heuristic":
         p.error("--rollout is the rollout search's: --search value-leaf plays no rollouts")
-    try:  # before any work: a damaged model would otherwise end a round after its labels and fit
-        luck = value_model()
-    except ValueError as exc:
-        fail(PROG, exc)
+    luck = None
+    if args.estimator == "luck":  # before any work: a damaged model would end a round late
+        try:
+            luck = value_model()
+        except ValueError as exc:
+            fail(PROG, exc)
     held = claim_output_or_exit(p, "--run", args.run, RUN_FILES, resume=args.resume,
                                 overwrite=args.overwrite, what="expert-iteration run")  # fmt: skip
     if held and (args.run / "exit.json").exists():
@@ -326,7 +356,8 @@ def main(argv: list[str] | None = None) -> dict:
             doc = read_state(args.run, defaults)
         except ValueError as exc:
             fail(PROG, exc)
-        doc["settings"] = {k: doc["settings"].get(k, defaults[k]) for k in SETTINGS}
+        old = doc["settings"]
+        doc["settings"] = {k: old.get(k, LEGACY.get(k, defaults[k])) for k in SETTINGS}
         from sichuan_env.train.common import refuse_changed_settings
 
         refuse_changed_settings(PROG, p, args.run, doc["settings"], settings)

@@ -18,8 +18,11 @@ any win, each fitted to ``--init``'s own predicted gains
 (``sichuan_env.train.policy.distill_anchor``).
 
 ``G`` is chosen among ``--margins`` by a duplicate match of each against
-three heuristics (``--select-walls`` walls, seed ``--select-seed``); confirm
-the choice on other seeds with ``sichuan_env.agents.eval.evaluate``. Alongside, held-out
+three heuristics (``--select-walls`` walls, seed ``--select-seed``: the same walls
+for every margin), scored by the advantage-sum estimate
+(``--select-estimator advantage``, the default: unbiased, about a quarter of the plain
+estimate's variance for these networks) or plain points; confirm the choice on other
+seeds with ``sichuan_env.agents.eval.evaluate``. Alongside, held-out
 hands (a tenth of the label set, split by hand) give a noisy estimate: the network's choice at every held-out row is scored by that
 row's own rollout gain; their sum per hand, divided by the share of
 decisions labelled and by the four seats, estimates the points per hand a
@@ -56,6 +59,7 @@ from sichuan_env.agents.nn.policy import PolicyNet
 from sichuan_env.agents.nn.torch_agent import load_network
 from sichuan_env.train.common import (
     BEST,
+    ESTIMATORS,
     RUN_FILES,
     MetricLog,
     add_budget_args,
@@ -174,6 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--margins", type=float_arg(0, 1000, include_lo=True), nargs="+", default=list(MARGINS), help="prior gains (points) to choose from")  # fmt: skip
     p.add_argument("--select-walls", type=int_arg(0, 100_000), default=2500, help="duplicate walls per margin (0: choose by the held-out estimate)")  # fmt: skip
     p.add_argument("--select-seed", type=int_arg(0, MAX_SEED), default=100)
+    p.add_argument("--select-estimator", choices=ESTIMATORS, default="advantage",
+                   help="what the match scores: the advantage-sum estimate (default; about a "
+                        "quarter of plain's variance), or plain points")  # fmt: skip
     p.add_argument("--threads", type=int_arg(1, 1024), default=2)
     add_device_args(p)
     p.add_argument("--seed", type=int_arg(0, MAX_SEED), default=0)
@@ -359,11 +366,12 @@ def finish(args: argparse.Namespace, val: dict, p_label: float, meta: dict) -> d
     table = margin_table(net, val, p_label, args.margins)
     key = "gain_per_hand"
     if args.select_walls > 0:
-        key = "eval_points_per_hand"
+        key = "eval_adjusted" if args.select_estimator == "advantage" else "eval_points_per_hand"
         for r in table:
             with torch.no_grad():
                 net.prior_gain.fill_(r["margin"])
-            r.update(evaluate_vs_heuristic(net, args.select_walls, RuleConfig(), args.select_seed))
+            r.update(evaluate_vs_heuristic(net, args.select_walls, RuleConfig(), args.select_seed,
+                                           args.select_estimator))  # fmt: skip
     best = _best(table, key)
     with torch.no_grad():
         net.prior_gain.fill_(best["margin"])
@@ -380,12 +388,15 @@ def finish(args: argparse.Namespace, val: dict, p_label: float, meta: dict) -> d
     for r in table:
         dup = (f"{r['eval_points_per_hand']:+.3f} ± {r['eval_ci95']:.3f}"
                if "eval_ci95" in r else "-")  # fmt: skip
+        if "eval_adjusted" in r:
+            dup += f" (adj. {r['eval_adjusted']:+.3f} ± {r['eval_adjusted_ci95']:.3f})"
         t.add_row(f"{r['margin']:.2f}", f"{r['gain_per_hand']:+.3f} ± {r['ci95']:.3f}",
                   f"{100 * r['deviation_rate']:.1f}%", dup)  # fmt: skip
     Console().print(t)
     Console().print(f"chosen margin {best['margin']}: {args.run / 'distilled.pt'}")
     report = {"margins": table, "chosen": best, "checkpoint": str(args.run / "distilled.pt"),
               "select_walls": args.select_walls, "select_seed": args.select_seed,
+              "select_estimator": args.select_estimator if args.select_walls > 0 else None,
               "commit": git_commit()}  # fmt: skip
     write_atomic(args.run / "report.json", json.dumps(report, indent=1))
     return report
