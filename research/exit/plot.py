@@ -4,7 +4,8 @@
 
 Left: each round's network against three heuristics and against three copies
 of the previous round's network (points per hand, duplicate, 95% CI;
-luck-adjusted when every round measured it), over the
+adjusted when every round measured it: luck-adjusted, or the advantage sum of a run
+made with ``--estimator advantage``), over the
 CPU-hours spent so far (wall-clock seconds of every stage times ``--cores``).
 Middle: label throughput per round (rows and hands labelled per second).
 Right: each round's fit, the held-out regression error per epoch.
@@ -58,7 +59,8 @@ def summary(run: Path, cores: int = 2) -> dict:
                 raise ValueError(f"round {r['round']}: {k} is not a match result")
             row[k] = {"points_per_hand": m["points_per_hand"], "ci95": m["ci95"]}
             if _num(m.get("adjusted")) and _num(m.get("adjusted_ci95")):
-                row[k] |= {"adjusted": m["adjusted"], "adjusted_ci95": m["adjusted_ci95"]}
+                row[k] |= {"adjusted": m["adjusted"], "adjusted_ci95": m["adjusted_ci95"],
+                           "estimator": m.get("estimator", "luck")}  # fmt: skip
         lab = r.get("labels", {})
         if _num(lab.get("seconds")) and lab["seconds"] > 0 and _num(lab.get("new_rows")):
             row["label_rows_per_s"] = lab["new_rows"] / lab["seconds"]
@@ -89,7 +91,9 @@ def draw(s: dict, png: Path) -> None:
             ax[0].annotate(f"r{r['round']}", (r["cpu_hours"], y), textcoords="offset points",
                            xytext=(5, 5), fontsize=8)  # fmt: skip
     ax[0].axhline(0, color="grey", lw=0.8)
-    ylabel = "points per hand, luck-adjusted (95% CI)" if adj else "points per hand (95% CI)"
+    kinds = {r[k].get("estimator") for r in rounds for k in ("vs_heuristic", "vs_previous")}
+    how = "advantage sum" if kinds == {"advantage"} else "luck-adjusted"
+    ylabel = f"points per hand, {how} (95% CI)" if adj else "points per hand (95% CI)"
     ax[0].set(xlabel="CPU-hours (every stage of the rounds)", ylabel=ylabel,
               title="each round's network", xlim=(0, max(x) * 1.1))  # fmt: skip
     ax[0].legend(fontsize=8)

@@ -52,6 +52,18 @@ def test_plot_and_summary_of_a_run(tmp_path):
     assert s["rounds"][1]["label_rows_per_s"] == 5.0 and s["rounds"][1]["label_hands_per_s"] == 0.5
 
 
+def test_summary_names_the_estimator_of_adjusted_figures(tmp_path):
+    """Adjusted matches carry their estimator: a run from before the option was luck-adjusted."""
+    adj = {"adjusted": 0.05, "adjusted_ci95": 0.02}
+    new = _round(1) | {"vs_heuristic": _match(0.05, 0.04) | adj | {"estimator": "advantage"},
+                       "vs_previous": _match(0.0, 0.04) | adj | {"estimator": "advantage"}}  # fmt: skip
+    old = _round(2) | {"vs_heuristic": _match(0.05, 0.04) | adj,
+                       "vs_previous": _match(0.0, 0.04) | adj}  # fmt: skip
+    s = summary(_run(tmp_path, [new, old]))
+    kinds = [r[k]["estimator"] for r in s["rounds"] for k in ("vs_heuristic", "vs_previous")]
+    assert kinds == ["advantage", "advantage", "luck", "luck"]
+
+
 @pytest.mark.parametrize(
     "rounds",
     [[], [_round(1) | {"vs_heuristic": {"points_per_hand": "x", "ci95": 1}}],
