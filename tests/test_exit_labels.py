@@ -231,3 +231,29 @@ def test_after_win_labels_exactly_the_rows_after_a_win(net, shard):
     assert len(after["obs"]) == won.sum() and _won(after["obs"]).all()
     for k in ("obs", "cands", "gain", "se", "hand", "seat"):
         np.testing.assert_array_equal(after[k], rows[k][won], err_msg=k)
+
+
+def test_oracle_labels_score_the_same_rows_from_the_true_state(net, shard, tmp_path, capsys):
+    """--oracle: the same decisions (the play does not depend on the labels), valid rows, other
+    values (every hand as it is, only the wall reshuffled), reproducible; the CLI records it and
+    refuses it with the value-leaf search."""
+    from sichuan_env.agents.checkpoint import SHIPPED_DIR
+    from sichuan_env.agents.search.rollout import ORACLE
+
+    rows, _ = shard
+    kw = dict(KW, draws=ORACLE)
+    oracle, _ = el.label_shard(net, 5, 0, 8, **kw)
+    sl.check_labels(oracle)
+    np.testing.assert_array_equal(oracle["obs"], rows["obs"])
+    np.testing.assert_array_equal(oracle["cands"], rows["cands"])
+    multi = (rows["cands"] >= 0).sum(1) >= 2
+    assert multi.sum() > 20 and (oracle["gain"][multi] != rows["gain"][multi]).any()
+    again, _ = el.label_shard(net, 5, 0, 8, **kw)
+    np.testing.assert_array_equal(again["gain"], oracle["gain"])
+    base = ["--net", f"{SHIPPED_DIR}/distill.pt", "--hands", "2", "--samples", "2",
+            "--threads", "1", "--oracle"]  # fmt: skip
+    el.main([*base, "--out", str(tmp_path / "o")])
+    assert json.loads((tmp_path / "o" / "meta.json").read_text())["settings"]["oracle"] is True
+    with pytest.raises(SystemExit):
+        el.main([*base, "--out", str(tmp_path / "v"), "--search", "value-leaf", "--no-claims"])
+    assert "no --oracle" in capsys.readouterr().err and not (tmp_path / "v").exists()

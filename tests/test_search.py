@@ -3,11 +3,12 @@ the search reads nothing hidden, answers are legal and reproducible, and it plug
 
 import numpy as np
 import pytest
+from numba import njit
 from sichuan_env.agents.eval.evaluate import play_duplicate
 from sichuan_env.agents.eval.match_stats import summarize
 from sichuan_env.agents.rule_based.fused import run_styles_at
 from sichuan_env.agents.search.agent import SearchAgent
-from sichuan_env.agents.search.determinize import determinize_at
+from sichuan_env.agents.search.determinize import determinize_at, shuffle_undrawn
 
 from sichuan_env import RuleConfig
 from sichuan_env.engine.deal import deal_seed
@@ -97,6 +98,33 @@ def test_determinize_keeps_the_public_state_and_the_rules():
                 assert row[0]["hands"][s, 9 * v : 9 * v + 9].sum() == 0
         changed += row.tobytes() != states[k : k + 1].tobytes()
     assert changed > 150  # hidden facts really were redrawn
+
+
+@njit
+def _shuffle_at(states, i, rng):
+    return shuffle_undrawn(states[i], rng)
+
+
+def test_shuffle_undrawn_redraws_the_wall_order_and_nothing_else():
+    """The oracle labels' sample: every hand as it is, the undrawn wall in a new order."""
+    states = _turn_states(60, seed=2)
+    changed = 0
+    for k in range(len(states)):
+        row = states[k : k + 1].copy()
+        again = states[k : k + 1].copy()
+        _shuffle_at(row, 0, np.uint64(7 + k))
+        _shuffle_at(again, 0, np.uint64(7 + k))
+        assert row.tobytes() == again.tobytes()  # deterministic in the rng
+        check_invariants(row[0], RULES)
+        h, t = int(row[0]["head"]), int(row[0]["tail"])
+        for name in states.dtype.names:
+            if name != "wall":
+                assert np.array_equal(row[0][name], states[k][name]), name
+        w0, w1 = states[k]["wall"], row[0]["wall"]
+        assert np.array_equal(np.sort(w1[h : t + 1]), np.sort(w0[h : t + 1]))
+        assert np.array_equal(w1[:h], w0[:h]) and np.array_equal(w1[t + 1 :], w0[t + 1 :])
+        changed += not np.array_equal(w1, w0)
+    assert changed > 50  # the order really was redrawn
 
 
 def test_the_search_reads_nothing_hidden():

@@ -173,6 +173,21 @@ def determinize(st, me: int, rng: np.uint64) -> np.uint64:
 
 
 @njit
+def shuffle_undrawn(st, rng: np.uint64) -> np.uint64:
+    """Put the undrawn wall of ``st`` in a uniformly random order, nothing else; return the rng.
+
+    The order of the wall is the one thing no seat can know: a rollout from the true state
+    with its wall shuffled samples the true posterior of a decision's outcome (``oracle``
+    labels), where ``determinize`` samples a uniform one of everything ``me`` cannot see.
+    """
+    for j in range(st.tail, st.head, -1):  # Fisher-Yates over wall[head..tail]
+        rng, r = splitmix64(rng)
+        k = st.head + np.int64(r % np.uint64(j - st.head + 1))
+        st.wall[j], st.wall[k] = st.wall[k], st.wall[j]
+    return rng
+
+
+@njit
 def determinize_at(states, i: int, me: int, rng: np.uint64) -> np.uint64:
     """``determinize`` on ``states[i]``."""
     return determinize(states[i], me, rng)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 from sichuan_env.agents.eval.metrics import paired_stats
 from sichuan_env.agents.rule_based.fused import run_styles, style_action
-from sichuan_env.agents.search.determinize import determinize_best
+from sichuan_env.agents.search.determinize import determinize_best, shuffle_undrawn
 
 from sichuan_env._jit import njit
 from sichuan_env.engine.actions import DISCARD, HU, PASS, PONG, SELF_KONG, VOID
@@ -189,6 +189,10 @@ def candidates(st, rules, flags, mask, dist, gap: int, out) -> int:
     return n
 
 
+ORACLE = -1
+"""``draws`` that makes ``draw_sample`` keep the true state (labels only, never play)."""
+
+
 @njit
 def draw_sample(
     scratch, raw, orig, me: int, rng, draws: int, bel, styles, rules, flags, waits, obs, mask, dist
@@ -198,12 +202,16 @@ def draw_sample(
     In a claim or robbing window the window is opened again on the redrawn
     hands (``reopen_window``); at 定缺 the earlier declarations are made again
     (``reopen_setup``). ``bel``: belief rows (``determinize_best``; 0 rows: none).
-    Shared by every rollout evaluator.
+    ``draws`` = ``ORACLE`` (-1) keeps every hand as it is and shuffles the undrawn wall
+    only (``shuffle_undrawn``: labels from the states a recorded play visits; a player
+    must never search that way). Shared by every rollout evaluator.
     """
     raw[0, :] = orig
     window = scratch[0].phase == PH_CLAIM or scratch[0].phase == PH_ROB
     setup = scratch[0].phase == PH_VOID
     base = scratch[0].scores[me]
+    if draws < 0:  # ORACLE: the true state, only the undrawn wall's order redrawn
+        return shuffle_undrawn(scratch[0], rng), base
     forget_declarations(scratch[0], me)  # before the deals are scored: they are hidden
     rng = determinize_best(scratch[0], me, rng, draws, bel, rules, dist)
     if window and not reopen_window(scratch[0], me, styles, rules, flags, waits, obs, mask, dist):

@@ -107,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-claims", dest="claims", action="store_false", help="search own turns only")
     p.add_argument("--rollout", choices=("heuristic", "network"), default="heuristic",
                    help="who plays the label rollouts: the heuristic, or the network in its seats (exit_labels --rollout)")  # fmt: skip
+    p.add_argument("--oracle", action="store_true", help="label rollouts from the true state, the undrawn wall reshuffled (exit_labels --oracle; --search rollout)")  # fmt: skip
     p.add_argument("--after-win", action="store_true", help="label only decisions once some seat has won (where the after-win hybrid searches)")  # fmt: skip
     p.add_argument("--search", choices=("rollout", "value-leaf"), default="rollout",
                    help="what labels: rollouts (default), or the value-leaf search, whose V is then "
@@ -259,6 +260,7 @@ def run_round(
             argv += [] if s["claims"] else ["--no-claims"]
             argv += ["--rollout", s["rollout"]]
             argv += ["--after-win"] if s["after_win"] else []
+            argv += ["--oracle"] if s["oracle"] else []
             if s["search"] == "value-leaf":
                 argv += ["--search", "value-leaf", "--value-model", value_of(run_dir, s, k - 1)]
             argv += ["--resume"] if (out / "meta.json").exists() else []
@@ -340,6 +342,8 @@ def main(argv: list[str] | None = None) -> dict:
     settings = {k: getattr(args, k) for k in SETTINGS}
     if args.search == "value-leaf" and args.claims:
         p.error("--search value-leaf labels own turns only: pass --no-claims")
+    if args.search == "value-leaf" and args.oracle:
+        p.error("--oracle is the rollout search's: --search value-leaf determinizes")
     if args.search == "value-leaf" and args.rollout != "heuristic":
         p.error("--rollout is the rollout search's: --search value-leaf plays no rollouts")
     luck = None

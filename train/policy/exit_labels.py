@@ -14,7 +14,9 @@ every seat (``--rollout heuristic``, the default), or the network in the seats
 it plays in that hand (``--rollout network``: ``sichuan_env.agents.search.net_rollout``,
 the network's forward pass in numba; several times slower, see
 ``research/exit/README.md``): the first estimates the heuristic's values,
-the same target in every round; the second the network's own.
+the same target in every round; the second the network's own. ``--oracle`` rolls out
+from the true state, only the undrawn wall reshuffled: an unbiased sample of each
+candidate's value given what the seat saw (the play itself drew the hidden hands).
 
 The rows have the format of ``sichuan_env.train.policy.search_labels`` (its shard
 reader and checks apply, and ``sichuan_env.train.policy.search_distill`` fits them); the
@@ -49,6 +51,7 @@ from sichuan_env.agents.search.hybrid import trigger_rows
 from sichuan_env.agents.search.net_rollout import evaluate_candidates_net
 from sichuan_env.agents.search.rollout import (
     MAX_CANDIDATES,
+    ORACLE,
     add_candidate,
     decision_candidates,
     evaluate_candidates,
@@ -314,6 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: --net); a small one distilled from --net is cheaper per decision")  # fmt: skip
     p.add_argument("--pool", type=float_arg(0, 1, include_lo=True), default=0.5,
                    help="share of hands with one network seat against three heuristics (0.5)")  # fmt: skip
+    p.add_argument("--oracle", action="store_true", help="rollouts from the true state, the undrawn wall reshuffled: unbiased values where the play went (--search rollout)")  # fmt: skip
     p.add_argument("--after-win", action="store_true",
                    help="label only decisions taken once some seat has won (the after-win hybrid's)")  # fmt: skip
     p.add_argument("--search", choices=("rollout", "value-leaf"), default="rollout",
@@ -347,8 +351,10 @@ def main(argv: list[str] | None = None) -> dict:
     net.eval()
     leaf = None
     if args.search == "value-leaf":
-        if args.claims:
-            p.error("--search value-leaf scores own turns only: pass --no-claims")
+        if args.claims or args.oracle:
+            p.error(
+                "--search value-leaf scores own turns only, determinized: pass --no-claims, no --oracle"
+            )
         if args.rollout != "heuristic":
             p.error("--rollout is the rollout search's: --search value-leaf plays no rollouts")
         try:
@@ -381,6 +387,8 @@ def main(argv: list[str] | None = None) -> dict:
         settings["rollout_net_sha256"] = rollout_sha
     if args.after_win:  # older label sets have no such key: theirs label every phase
         settings["after_win"] = True
+    if args.oracle:  # nor this one: theirs are determinized
+        settings["oracle"] = True
     if leaf is not None:  # older label sets have no such key: theirs are rollout labels
         settings["search"] = args.search
         settings["value_sha256"] = value_sha
@@ -393,7 +401,8 @@ def main(argv: list[str] | None = None) -> dict:
     t0 = time.time()
     todo = missing_shards(args.out, args.hands, args.shard_hands)
     for s, first, n in track(todo, description="exit label shards"):
-        part, dec = label_shard(net, args.seed, first, n, samples=args.samples, draws=args.draws,
+        part, dec = label_shard(net, args.seed, first, n, samples=args.samples,
+                                draws=ORACLE if args.oracle else args.draws,
                                 gap=args.gap, p_label=args.p_label, claims=args.claims, pool=args.pool,
                                 rollout=args.rollout, rollout_net=rollout_net,
                                 after_win=args.after_win, leaf=leaf)  # fmt: skip

@@ -19,7 +19,7 @@ STAGES = ("labels", "fit", "eval")
 SETTINGS = ("init", "hands", "samples", "p_label", "claims", "rollout", "pool", "aggregate", "epochs",
             "lr", "objective", "margins", "select_walls", "eval_walls", "anchor_decisions", "seed",
             "after_win", "anchor_before_win", "search", "value_model", "value_hands",
-            "value_epochs", "estimator")  # fmt: skip
+            "value_epochs", "estimator", "oracle")  # fmt: skip
 """The arguments a resumed run must keep (``--rounds`` and ``--threads`` may change)."""
 LEGACY = {"estimator": "luck"}
 """Settings of runs made before the setting existed, where its default would be wrong."""

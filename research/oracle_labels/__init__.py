@@ -1,0 +1,1 @@
+"""Expert-iteration labels from the true state (rollouts with only the wall reshuffled), issue #40."""
