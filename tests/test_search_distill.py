@@ -161,14 +161,20 @@ def test_prepare_rejects_rows_that_do_not_belong_together(rows):
         obj.prepare(bad, net)
 
 
-def test_distill_cli_end_to_end_and_resume(tmp_path):
+def _labels_and_init(tmp_path, hands: int, shard_hands: int):
+    """A tiny label set and a fresh prior network's checkpoint: the distillation's inputs."""
     lab = tmp_path / "lab"
-    sl.main(["--out", str(lab), "--hands", "20", "--shard-hands", "10", "--samples", "2",
-             "--draws", "1", "--threads", "1"])  # fmt: skip
+    sl.main(["--out", str(lab), "--hands", str(hands), "--shard-hands", str(shard_hands),
+             "--samples", "2", "--draws", "1", "--threads", "1"])  # fmt: skip
     init = PolicyNet(PolicyConfig(hidden=32, layers=1, aux=True, prior=True))
     meta = {"rules": RuleConfig().to_dict(), "method": "test", "command": "test",
             "commit": "test", "wall_clock_s": 0.0}  # fmt: skip
     save_checkpoint(tmp_path / "init.pt", init, meta)
+    return lab
+
+
+def test_distill_cli_end_to_end_and_resume(tmp_path):
+    lab = _labels_and_init(tmp_path, 20, 10)
     run = tmp_path / "run"
     common = ["--labels", str(lab), "--run", str(run), "--anchor-decisions", "500",
               "--threads", "1", "--val-mod", "4", "--margins", "0.5", "1", "--select-walls", "2"]  # fmt: skip
@@ -216,13 +222,7 @@ def test_evaluate_vs_heuristic_adds_the_advantage_sum_to_the_same_match():
 
 
 def test_distill_cli_selects_by_plain_points_on_request(tmp_path):
-    lab = tmp_path / "lab"
-    sl.main(["--out", str(lab), "--hands", "8", "--shard-hands", "8", "--samples", "2",
-             "--draws", "1", "--threads", "1"])  # fmt: skip
-    init = PolicyNet(PolicyConfig(hidden=32, layers=1, aux=True, prior=True))
-    meta = {"rules": RuleConfig().to_dict(), "method": "test", "command": "test",
-            "commit": "test", "wall_clock_s": 0.0}  # fmt: skip
-    save_checkpoint(tmp_path / "init.pt", init, meta)
+    lab = _labels_and_init(tmp_path, 8, 8)
     report = sd.main(["--labels", str(lab), "--run", str(tmp_path / "run"), "--init",
                       str(tmp_path / "init.pt"), "--epochs", "1", "--anchor-decisions", "500",
                       "--threads", "1", "--val-mod", "4", "--margins", "0.5", "1",
