@@ -20,7 +20,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -29,25 +28,15 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 import sichuan_env.train.belief.report as belief_report
 import sichuan_env.train.belief.train as belief
-from sichuan_env.agents.nn.policy import PolicyConfig, PolicyNet
-from sichuan_env.agents.nn.torch_agent import load_network, save_checkpoint
-from sichuan_env.train.belief import batches
+from sichuan_env.agents.nn.torch_agent import load_network
 from sichuan_env.train.data import dataset as ds
 from sichuan_env.train.data import make_dataset
 from sichuan_env.train.policy import bc, ppo, search_distill, search_labels
+from train_fixtures import belief_args, header_bomb, rewrite_shard, tiny_datasets, tiny_labels
 
-from sichuan_env import RuleConfig
 from sichuan_env._cli import float_arg, int_arg
-from sichuan_env._npz import Spec, safe_load_npz
 
 ROOT = Path(__file__).resolve().parents[1]
-META = {
-    "rules": RuleConfig().to_dict(),
-    "method": "test",
-    "command": "pytest",
-    "commit": "x",
-    "wall_clock_s": 0.0,
-}
 BC = "sichuan_env.train.policy.bc"
 PPO = "sichuan_env.train.policy.ppo"
 SD = "sichuan_env.train.policy.search_distill"
@@ -294,37 +283,13 @@ def ppo_run(tmp_path_factory):
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     """A tiny observation-v2 dataset (two shards) and a v1 one."""
-    root = tmp_path_factory.mktemp("data")
-    kw = {"seed": 3, "num_envs": 4, "shard_rows": 1000, "progress": False}
-    make_dataset.generate(["heuristic"] * 4, 6, root / "v2", obs_version=2, **kw)
-    make_dataset.generate(["heuristic"] * 4, 2, root / "v1", obs_version=1, **kw)
-    return root
+    return tiny_datasets(tmp_path_factory.mktemp("data"))
 
 
 @pytest.fixture(scope="module")
 def labels(tmp_path_factory):
     """A small label set and a prior network to start from."""
-    root = tmp_path_factory.mktemp("labels")
-    search_labels.main(
-        [
-            "--out",
-            str(root / "lab"),
-            "--hands",
-            "8",
-            "--shard-hands",
-            "4",
-            "--samples",
-            "2",
-            "--draws",
-            "1",
-            "--threads",
-            "1",
-        ]
-    )
-    torch.manual_seed(0)
-    net = PolicyNet(PolicyConfig(hidden=8, layers=1, aux=True, prior=True))
-    save_checkpoint(root / "init.pt", net, META)
-    return root
+    return tiny_labels(tmp_path_factory.mktemp("labels"))
 
 
 def _copy(src: Path, dst: Path) -> Path:
@@ -406,10 +371,10 @@ def test_the_issue_inputs_as_subprocesses(bc_run, ppo_run, data, labels, tmp_pat
     pickled = _copy(bc_run, tmp_path / "pickled")
     _doctor_state(pickled, "pickled")
     bomb = _copy(labels / "lab", tmp_path / "bomb")
-    _header_bomb(bomb / "shard-00000.npz")
+    header_bomb(bomb / "shard-00000.npz")
     shifted = _copy(labels / "lab", tmp_path / "shifted")
     for shard in sorted(shifted.glob("shard-*.npz")):  # no hand index divisible by --val-mod
-        _rewrite_shard(shard, hand=lambda h: h * 3 + 1)
+        rewrite_shard(shard, hand=lambda h: h * 3 + 1)
     m = ["-m"]
     sd_common = [
         "--run",
@@ -590,56 +555,29 @@ def test_a_tiny_budget_still_trains_once(tmp_path, capsys):
 # ---------------------------------------------------------------------------- belief runs
 
 
-def _belief_args(data: Path, run: Path, *extra: str) -> list[str]:
-    return [
-        "--data",
-        str(data),
-        "--run",
-        str(run),
-        "--batch",
-        "16",
-        "--hidden",
-        "8",
-        "--layers",
-        "1",
-        "--tile-channels",
-        "4",
-        "--val-every",
-        "2",
-        "--val-rows",
-        "40",
-        "--eval-every",
-        "1000",
-        "--threads",
-        "1",
-        "--quiet",
-        *extra,
-    ]
-
-
 @pytest.mark.train
 def test_belief_runs_do_something_or_fail(data, tmp_path, capsys, monkeypatch):
     v2 = data / "v2"
     _exits(
         belief.main,
-        _belief_args(v2, tmp_path / "big", "--batch", "100000"),
+        belief_args(v2, tmp_path / "big", "--batch", "100000"),
         1,
         capsys,
         "no training step ran",
     )
     assert not (tmp_path / "big").exists()
     run = tmp_path / "run"
-    belief.main(_belief_args(v2, run, "--epochs", "1", "--minutes", "1e-9"))  # one step
+    belief.main(belief_args(v2, run, "--epochs", "1", "--minutes", "1e-9"))  # one step
     assert json.loads((run / "last.json").read_text())["steps"] == 1
     for how in ("nan moments", "mis-shaped moments", "counter text", "pickled", "truncated"):
         bad = _copy(run, tmp_path / how.replace(" ", "_"))
         _doctor_state(bad, how)
         before = _files(bad)
-        _exits(belief.main, _belief_args(v2, bad, "--resume"), 1, capsys, "cannot resume")
+        _exits(belief.main, belief_args(v2, bad, "--resume"), 1, capsys, "cannot resume")
         assert _files(bad) == before, how
     before = _files(run)
     monkeypatch.setattr(belief, "losses", lambda out, b, heads: {"x": torch.tensor(float("nan"))})
-    resume = _belief_args(v2, run, "--resume", "--epochs", "1")  # the run's own --epochs
+    resume = belief_args(v2, run, "--resume", "--epochs", "1")  # the run's own --epochs
     _exits(belief.main, resume, 1, capsys, "diverged")
     assert _files(run) == before
 
@@ -649,7 +587,7 @@ def test_belief_data_must_agree(data, tmp_path, capsys):
     meta = json.loads((other / "dataset.json").read_text())
     meta["rules"] = {**meta["rules"], "base_points": 2}
     (other / "dataset.json").write_text(json.dumps(meta))
-    both = _belief_args(data / "v2", tmp_path / "r")
+    both = belief_args(data / "v2", tmp_path / "r")
     both[1:2] = [str(data / "v2"), str(other)]  # --data v2 other
     _exits(belief.main, both, 1, capsys, "--mixed-rules")
     ds.check_compatible([data / "v2", other], [ds.read_meta(data / "v2"), meta], mixed_rules=True)
@@ -658,280 +596,3 @@ def test_belief_data_must_agree(data, tmp_path, capsys):
         ds.check_compatible(
             [data / "v2", data / "v1"], [ds.read_meta(data / "v2"), ds.read_meta(data / "v1")]
         )
-
-
-# ------------------------------------------------------------------------------ datasets
-
-
-def _meta_with(folder: Path, dst: Path, **changes) -> Path:
-    out = _copy(folder, dst)
-    meta = json.loads((out / "dataset.json").read_text())
-    for k, v in changes.items():
-        if v is None:
-            meta.pop(k, None)
-        else:
-            meta[k] = v
-    (out / "dataset.json").write_text(json.dumps(meta))
-    return out
-
-
-@pytest.mark.parametrize(
-    ("changes", "match"),
-    [
-        ({"obs_version": None}, "obs_version"),
-        ({"obs_version": "2"}, "obs_version"),
-        ({"obs_version": 9}, "obs_version"),
-        ({"obs_shape": [10**7, 27]}, "obs_shape"),
-        ({"obs_shape": [83, 27]}, "obs_shape"),
-        ({"rules": {"bogus": 1}}, "rules"),
-        ({"rules": None}, "rules"),
-        ({"decisions": -1}, "decisions"),
-    ],
-)
-def test_dataset_json_is_checked(data, tmp_path, changes, match):
-    folder = _meta_with(data / "v2", tmp_path / "d", **changes)
-    with pytest.raises(ValueError, match=match):
-        ds.read_meta(folder)
-    with pytest.raises(ValueError, match=match):
-        next(ds.iter_batches(folder))
-
-
-def _replace_shard(folder: Path, table: pa.Table) -> Path:
-    shard = ds.shards(folder)[0]
-    pq.write_table(table, shard)
-    return shard
-
-
-def test_shards_are_checked_against_the_metadata(data, tmp_path):
-    v2 = data / "v2"
-    # a v1 shard in a v2 folder: refused, not zero-padded
-    folder = _copy(v2, tmp_path / "mixed")
-    shutil.copy(ds.shards(data / "v1")[0], ds.shards(folder)[0])
-    heads = belief.BeliefConfig().head_specs
-    for read in (
-        lambda: next(ds.iter_batches(folder)),
-        lambda: ds.read_shard(ds.shards(folder)[0]),
-        lambda: batches.load_shard(ds.shards(folder)[0], heads),
-    ):
-        with pytest.raises(ValueError, match=r"column 'obs' is fixed_size_binary\[281\]"):
-            read()
-    table = pq.read_table(ds.shards(v2)[0])
-    # a missing column, a column of another type, nulls, a truncated file
-    cases = {
-        "no column 'mask'": table.drop_columns(["mask"]),
-        "column 'game_id' is int32": table.set_column(
-            table.schema.get_field_index("game_id"),
-            "game_id",
-            table.column("game_id").cast(pa.int32()),
-        ),
-        "'game_id' holds 1 null": table.set_column(
-            table.schema.get_field_index("game_id"),
-            "game_id",
-            pa.array([None, *table.column("game_id").to_pylist()[1:]], pa.int64()),
-        ),
-    }
-    for match, bad in cases.items():
-        folder = _copy(v2, tmp_path / f"c{len(match)}")
-        _replace_shard(folder, bad)
-        with pytest.raises(ValueError, match=match):
-            next(ds.iter_batches(folder))
-        with pytest.raises(ValueError, match=match):
-            batches.load_shard(ds.shards(folder)[0], heads)
-    folder = _copy(v2, tmp_path / "truncated")
-    shard = ds.shards(folder)[0]
-    shard.write_bytes(shard.read_bytes()[:-200])
-    with pytest.raises(ValueError, match="cannot read the decisions shard"):
-        ds.read_shard(shard)
-    with pytest.raises(SystemExit) as info:  # the training CLI: one line, exit 1
-        belief.main(_belief_args(folder, tmp_path / "run"))
-    assert info.value.code == 1 and not (tmp_path / "run").exists()
-    games = _copy(v2, tmp_path / "games")
-    g = pq.read_table(games / "games.parquet")
-    pq.write_table(
-        g.set_column(
-            g.schema.get_field_index("offsets"),
-            "offsets",
-            g.column("offsets").cast(pa.list_(pa.int32())),
-        ),
-        games / "games.parquet",
-    )
-    with pytest.raises(ValueError, match="column 'offsets' is list<element: int32>"):
-        ds.EventTable(games)
-
-
-def test_null_list_elements_are_refused(data, tmp_path):
-    table = pq.read_table(ds.shards(data / "v2")[0])
-    values = table.column("tenpai").combine_chunks().flatten().to_pylist()
-    values[1] = None
-    col = pa.FixedSizeListArray.from_arrays(pa.array(values, pa.bool_()), 3)
-    folder = _copy(data / "v2", tmp_path / "d")
-    _replace_shard(folder, table.set_column(table.schema.get_field_index("tenpai"), "tenpai", col))
-    with pytest.raises(ValueError, match="'tenpai' holds 1 null"):
-        next(ds.iter_batches(folder))
-
-
-def test_iter_batches_reads_a_subset_of_columns_and_checks_its_arguments(data):
-    b = next(ds.iter_batches(data / "v2", 7, columns=["action", "game_id"]))
-    assert sorted(b) == ["action", "game_id"] and len(b["action"]) == 7
-    b = next(ds.iter_batches(data / "v2", 5, columns=["obs"]))
-    assert b["obs"].shape == (5, 232, 27)
-    for kwargs, match in (
-        ({"columns": ["nope"]}, "not decision columns"),
-        ({"columns": "action"}, "list of column names"),
-        ({"columns": []}, "not decision columns"),
-        ({"batch_size": 0}, "batch_size"),
-        ({"batch_size": -5}, "batch_size"),
-        ({"batch_size": True}, "batch_size"),
-        ({"batch_size": 2.5}, "batch_size"),
-    ):
-        with pytest.raises(ValueError, match=match):
-            next(ds.iter_batches(data / "v2", **kwargs))
-
-
-def test_decision_dataset_checks_its_arguments(data):
-    for kwargs in (
-        {"shuffle_buffer": -1},
-        {"shuffle_buffer": 2.5},
-        {"batch_size": 0},
-        {"seed": -1},
-        {"seed": "x"},
-    ):
-        with pytest.raises(ValueError):
-            ds.DecisionDataset(data / "v2", **kwargs)
-    rows = list(ds.DecisionDataset(data / "v2", batch_size=64, shuffle_buffer=16, seed=1))
-    assert len(rows) == ds.read_meta(data / "v2")["decisions"]
-
-
-# ----------------------------------------------------------------------------- .npz files
-
-
-def _header_bomb(path: Path, shape=(10**11, 83, 27)) -> None:
-    """Replace ``obs`` of an ``.npz`` by a header declaring ``shape`` and 1 KB of data."""
-    import io
-    import zipfile
-
-    with np.load(path) as z:
-        arrays = {k: z[k] for k in z.files if k != "obs"}
-    np.savez_compressed(path, **arrays)
-    buf = io.BytesIO()
-    np.lib.format.write_array_header_1_0(
-        buf, {"descr": "|u1", "fortran_order": False, "shape": shape}
-    )
-    with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("obs.npy", buf.getvalue() + bytes(1024))
-
-
-def _rewrite_shard(path: Path, **changes) -> None:
-    with np.load(path) as z:
-        arrays = {k: z[k] for k in z.files}
-    for k, f in changes.items():
-        arrays[k] = f(arrays[k]).astype(arrays[k].dtype)
-    np.savez_compressed(path, **arrays)
-
-
-def test_safe_load_npz_checks_headers_before_reading(tmp_path):
-    good = tmp_path / "good.npz"
-    np.savez_compressed(good, a=np.zeros((4, 3), np.float32), b=np.arange(4))
-    spec = {"a": Spec(("n", 3), kinds="f"), "b": Spec(("n",), kinds="iu")}
-    assert safe_load_npz(good, spec)["a"].shape == (4, 3)
-    bomb = tmp_path / "bomb.npz"
-    shutil.copy(good, bomb)
-    _header_bomb_named(bomb, "a", (10**11, 3), "<f4")
-    uneven = tmp_path / "uneven.npz"
-    np.savez(uneven, a=np.zeros((4, 3), np.float32), b=np.arange(5))
-    cases = {
-        "sane size": (bomb, spec),
-        r"'b' has 5 for the size 'n', other arrays 4": (uneven, spec),
-        "has dtype float32, expected kind 'iu'": (good, {"a": Spec(("n", 3), kinds="iu")}),
-        r"has shape \(4, 3\), expected \('n', 2\)": (good, {"a": Spec(("n", 2), kinds="f")}),
-        r"lacks the arrays \['c'\]": (good, {"c": Spec(("n",))}),
-        "no such file": (tmp_path / "none.npz", spec),
-    }
-    for match, (path, expected) in cases.items():
-        with pytest.raises(ValueError, match=match):
-            safe_load_npz(path, expected)
-    obj = tmp_path / "obj.npz"
-    np.savez(obj, a=np.array([{"x": 1}] * 4, dtype=object))
-    with pytest.raises(ValueError, match="not a plain array"):
-        safe_load_npz(obj, {"a": Spec(("n",))})
-    junk = tmp_path / "junk.npz"
-    junk.write_bytes(b"PK\x03\x04" + bytes(100))
-    with pytest.raises(ValueError, match="not a file"):
-        safe_load_npz(junk, spec)
-
-
-def _header_bomb_named(path: Path, name: str, shape, descr: str) -> None:
-    import io
-    import zipfile
-
-    with np.load(path) as z:
-        arrays = {k: z[k] for k in z.files if k != name}
-    np.savez_compressed(path, **arrays)
-    buf = io.BytesIO()
-    np.lib.format.write_array_header_1_0(
-        buf, {"descr": descr, "fortran_order": False, "shape": shape}
-    )
-    with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as z:
-        z.writestr(f"{name}.npy", buf.getvalue() + bytes(64))
-
-
-@pytest.mark.train
-def test_label_shards_and_rows_are_checked(labels, tmp_path, capsys, monkeypatch):
-    lab = labels / "lab"
-    bomb = _copy(lab, tmp_path / "bomb")
-    _header_bomb(bomb / "shard-00000.npz")
-    with pytest.raises(ValueError, match="label shard array 'obs' is not an array of a sane size"):
-        search_labels.load_labels(bomb)
-    wrong = _copy(lab, tmp_path / "wrong")
-    with np.load(wrong / "shard-00001.npz") as z:
-        arrays = {k: z[k] for k in z.files}
-    np.savez_compressed(
-        wrong / "shard-00001.npz", **{**arrays, "gain": arrays["gain"].astype(np.float64)}
-    )
-    with pytest.raises(
-        ValueError, match=r"shard-00001\.npz: label shard array 'gain' has dtype float64"
-    ):
-        search_labels.load_labels(wrong)
-    # a row whose base action is not the heuristic's: one line, exit 1, nothing written
-    moved = _copy(lab, tmp_path / "moved")
-    for shard in sorted(moved.glob("shard-*.npz")):
-        with np.load(shard) as z:
-            arrays = {k: z[k] for k in z.files}
-        two = np.flatnonzero((arrays["cands"] >= 0).sum(1) >= 2)
-        if len(two):
-            arrays["base"][two[0]] = 1 - arrays["base"][two[0]] if arrays["base"][two[0]] < 2 else 0
-            np.savez_compressed(shard, **arrays)
-    args = [
-        "--run",
-        str(tmp_path / "sd"),
-        "--init",
-        str(labels / "init.pt"),
-        "--threads",
-        "1",
-        "--epochs",
-        "1",
-        "--anchor-decisions",
-        "10",
-        "--val-mod",
-        "2",
-        "--select-walls",
-        "0",
-    ]
-    _exits(search_distill.main, ["--labels", str(moved), *args], 1, capsys, "heuristic action")
-    assert not (tmp_path / "sd").exists()
-    # a NaN estimate never picks the margin
-    monkeypatch.setattr(
-        search_distill,
-        "margin_table",
-        lambda *a, **k: [
-            {
-                "margin": 0.5,
-                "gain_per_hand": float("nan"),
-                "ci95": 0.0,
-                "deviation_rate": 0.0,
-                "off_candidate": 0,
-            }
-        ],
-    )
-    _exits(search_distill.main, ["--labels", str(lab), *args], 1, capsys, "not finite")
-    assert not (tmp_path / "sd").exists()
