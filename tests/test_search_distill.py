@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -122,6 +123,35 @@ def test_margin_table_bookkeeping(monkeypatch):
     assert row["gain_per_hand"] == pytest.approx((1.5 + -0.5) / 2)
     assert row["deviation_rate"] == 1.0 and row["off_candidate"] == 0
     assert row["ci95"] == pytest.approx(1.96 * np.std([1.5, -0.5], ddof=1) / np.sqrt(2))
+    assert "gain_over_init" not in row
+    # paired with a reference that plays column 1 at row 0 and column 0 elsewhere: row 0 adds 0
+    gain_d[:, 0] = [7.0, 0.5, 0.25]
+    (row,) = obj.margin_table(None, val, 0.5, margins=(0.3,), ref_choice=np.array([1, 0, 0]))
+    assert row["gain_per_hand"] == pytest.approx(0.5)  # unchanged: the network's own gains
+    assert row["gain_over_init"] == pytest.approx(((2.0 - 0.5) + (-1.0 - 0.25)) / 2 / 2)
+    half = 1.96 * np.std([1.5 / 2, -1.25 / 2], ddof=1) / np.sqrt(2)
+    assert row["gain_over_init_ci95"] == pytest.approx(half)
+    assert row["init_agreement"] == pytest.approx(1 / 3)
+
+
+def test_init_choices_is_the_init_network_s_own_play(rows, tmp_path, capsys):
+    """The reference of ``gain_over_init`` plays as the network does, at its stored margin."""
+    torch.manual_seed(3)
+    net = PolicyNet(PolicyConfig(hidden=8, layers=1, aux=True, prior=True))
+    with torch.no_grad():
+        net.prior_gain.fill_(0.7)
+    meta = {"rules": RuleConfig().to_dict(), "method": "test", "command": "test",
+            "commit": "x", "wall_clock_s": 0.0}  # fmt: skip
+    save_checkpoint(tmp_path / "p.pt", net, meta)
+    val = obj.prepare(rows, net)
+    got = obj.init_choices(str(tmp_path / "p.pt"), val)
+    net.eval()
+    assert np.array_equal(got, obj.choices(net, val, 0.7))
+    # a random network's gains are small: at its margin of 0.7 it plays the heuristic, at 0 not
+    assert (got == val["base_act"]).all() and (obj.choices(net, val, 0.0) != got).any()
+    assert (val["mask"][np.arange(len(got)), got] == 1).all()
+    assert obj.init_choices(str(tmp_path / "none.pt"), val) is None
+    assert "no gain over the init network" in capsys.readouterr().err
 
 
 def test_regression_learns_where_to_leave_the_heuristic(rows):
@@ -187,6 +217,11 @@ def test_distill_cli_end_to_end_and_resume(tmp_path):
     agent = TorchAgent.load(run / "distilled.pt")
     assert float(agent.net.prior_gain.detach()) == report["chosen"]["margin"]
     assert json.loads((run / "report.json").read_text())["chosen"] == report["chosen"]
+    # the held-out gain over --init's own play (the init plays at its margin 0: not the heuristic)
+    assert all(math.isfinite(r["gain_over_init"]) for r in report["margins"])
+    assert all(0.0 <= r["init_agreement"] <= 1.0 for r in report["margins"])
+    epochs = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    assert all(math.isfinite(e["val_gain_over_init"]) for e in epochs) and epochs
     sd.main([*common, "--resume", "--epochs", "2"])
     lines = (run / "metrics.jsonl").read_text().splitlines()
     assert [json.loads(x)["epoch"] for x in lines] == [1, 2]

@@ -94,7 +94,15 @@ def choices(net: PolicyNet, data: dict, margin: float, batch: int = 4096) -> np.
     return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 
-def margin_table(net: PolicyNet, val: dict, p_label: float, margins=MARGINS) -> list[dict]:
+def _per_hand(inv: np.ndarray, weights: np.ndarray, n_hands: int, p_label: float):
+    """Mean and 95% half-width over hands of the rows' summed ``weights`` per seat-hand."""
+    per_hand = np.bincount(inv, weights=weights, minlength=n_hands) / (4 * p_label)
+    half = float(1.96 * per_hand.std(ddof=1) / np.sqrt(n_hands)) if n_hands > 1 else float("nan")
+    return float(per_hand.mean()), half
+
+
+def margin_table(net: PolicyNet, val: dict, p_label: float, margins=MARGINS,
+                 ref_choice: np.ndarray | None = None) -> list[dict]:  # fmt: skip
     """Per margin: estimated points per seat-hand over the heuristic (95% CI over hands), deviation rate.
 
     Rows come from all four seats of each held-out hand: a hand's gains are
@@ -102,25 +110,58 @@ def margin_table(net: PolicyNet, val: dict, p_label: float, margins=MARGINS) -> 
     (seats). A first-order estimate (gains of one deviation from heuristic
     play, off-candidate choices scored 0), noisy; the duplicate match decides.
     ``deviation_rate`` is over the held-out labelled own-turn decisions.
+
+    With ``ref_choice`` (another policy's action at each row, e.g. the ``--init`` network's),
+    each margin also gets ``gain_over_init`` and its ``gain_over_init_ci95``: the same sum of
+    the rows' gains of the network's choice minus the reference's, paired row by row (rows
+    where the two agree add exactly 0). Where the labels' rollouts play that reference and its
+    play made the states, this is the first-order improvement over it (one step of policy
+    iteration, the performance-difference identity).
     """
     hands, inv = np.unique(val["hand"], return_inverse=True)
+    rows = np.arange(len(val["hand"]))
     out = []
     for m in margins:
         a = choices(net, val, m)
-        g = val["gain_d"][np.arange(len(a)), a]
-        off = ~val["is_c"][np.arange(len(a)), a]
-        per_hand = np.bincount(inv, weights=g, minlength=len(hands)) / (4 * p_label)
-        mean = float(per_hand.mean())
-        half = (
-            float(1.96 * per_hand.std(ddof=1) / np.sqrt(len(hands)))
-            if len(hands) > 1
-            else float("nan")
-        )
-        out.append({
+        g = val["gain_d"][rows, a]
+        mean, half = _per_hand(inv, g, len(hands), p_label)
+        row = {
             "margin": m, "gain_per_hand": mean, "ci95": half,
-            "deviation_rate": float((a != val["base_act"]).mean()), "off_candidate": int(off.sum()),
-        })  # fmt: skip
+            "deviation_rate": float((a != val["base_act"]).mean()),
+            "off_candidate": int((~val["is_c"][rows, a]).sum()),
+        }  # fmt: skip
+        if ref_choice is not None:
+            d = g - val["gain_d"][rows, ref_choice]
+            row["gain_over_init"], row["gain_over_init_ci95"] = _per_hand(
+                inv, d, len(hands), p_label
+            )
+            row["init_agreement"] = float((a == ref_choice).mean())
+        out.append(row)
     return out
+
+
+def init_choices(path: str, val: dict, device: torch.device | str = "cpu") -> np.ndarray | None:
+    """The actions the prior network at ``path`` plays at each row of ``val`` (its own margin).
+
+    ``None``, with a note on stderr, when it cannot be read or is not a prior network: the
+    margin table then goes without its ``gain_over_init`` column.
+    """
+    import sys
+
+    from sichuan_env.agents.nn.torch_agent import load_network
+
+    try:
+        ref, _ = load_network(path)
+    except (OSError, ValueError) as exc:
+        print(f"note: no gain over the init network ({path}: {exc})", file=sys.stderr)
+        return None
+    if not ref.config.prior:
+        print(
+            f"note: no gain over the init network ({path} is not a prior network)", file=sys.stderr
+        )
+        return None
+    ref.to(device).eval()
+    return choices(ref, val, float(ref.prior_gain.detach()))
 
 
 def prepare(rows: dict, net: PolicyNet) -> dict:

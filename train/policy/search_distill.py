@@ -79,6 +79,7 @@ from sichuan_env.train.policy.distill_anchor import anchor_rows, before_win_rows
 from sichuan_env.train.policy.distill_objective import (
     MARGINS,
     OBJECTIVES,
+    init_choices,
     margin_table,
     prepare,
     tensors,
@@ -261,6 +262,7 @@ def main(argv: list[str] | None = None) -> dict:
         val = prepare({k: v[is_val] for k, v in rows.items()}, net)
     except ValueError as exc:
         fail(PROG, f"--labels: {exc}")
+    ref_choice = init_choices(init, val, device)  # for the held-out gain over --init's play
     log: MetricLog | None = None  # opened once an epoch is saved: a failed run writes nothing
     meta = {"rules": RuleConfig().to_dict(), "method": "search_distill", "init": init,
             "labels": _labels_key(args.labels), "val_mod": args.val_mod, "label_settings": label_meta["settings"],
@@ -300,7 +302,7 @@ def main(argv: list[str] | None = None) -> dict:
         counters["wall_clock_s"] = base_clock + time.time() - t0
         net.eval()
         vl = val_loss(net, val, args.floor)
-        table = margin_table(net, val, p_label, args.margins)
+        table = margin_table(net, val, p_label, args.margins, ref_choice)
         net.train()
         if not all(map(math.isfinite, (*regs, *hinges, vl))):
             fail(PROG, f"epoch {counters['epoch']}: the loss is not finite (the run diverged; "
@@ -309,7 +311,8 @@ def main(argv: list[str] | None = None) -> dict:
         row = {"epoch": counters["epoch"], "train_reg": float(np.mean(regs)),
                "train_hinge": float(np.mean(hinges)), "val_reg": vl,
                "best_margin": best["margin"], "val_gain_per_hand": best["gain_per_hand"],
-               "val_ci95": best["ci95"], "wall_clock_s": counters["wall_clock_s"]}  # fmt: skip
+               "val_ci95": best["ci95"], "val_gain_over_init": best.get("gain_over_init"),
+               "wall_clock_s": counters["wall_clock_s"]}  # fmt: skip
         meta.update(wall_clock_s=counters["wall_clock_s"], epoch=counters["epoch"])
         save_run_or_fail(PROG, args.run, net, opt, counters, meta)
         if vl < counters["best_val"]:
@@ -321,7 +324,7 @@ def main(argv: list[str] | None = None) -> dict:
         print(json.dumps(row))
     if log is not None:
         log.close()
-    return finish(args, val, p_label, meta)
+    return finish(args, val, p_label, meta, ref_choice)
 
 
 def stored_settings(doc: dict, now: dict) -> dict:
@@ -348,7 +351,8 @@ def _best(table: list[dict], key: str) -> dict:
     return max(table, key=lambda r: r[key])
 
 
-def finish(args: argparse.Namespace, val: dict, p_label: float, meta: dict) -> dict:
+def finish(args: argparse.Namespace, val: dict, p_label: float, meta: dict,
+           ref_choice: np.ndarray | None = None) -> dict:  # fmt: skip
     """Pick the margin for the best (lowest held-out error) checkpoint and save ``distilled.pt``.
 
     Each margin gets the held-out rollout estimate (``margin_table``) and,
@@ -363,7 +367,7 @@ def finish(args: argparse.Namespace, val: dict, p_label: float, meta: dict) -> d
 
     net, doc = load_network(args.run / "best.pt")
     net.to(resolve_device(args.device)).eval()
-    table = margin_table(net, val, p_label, args.margins)
+    table = margin_table(net, val, p_label, args.margins, ref_choice)
     key = "gain_per_hand"
     if args.select_walls > 0:
         key = "eval_adjusted" if args.select_estimator == "advantage" else "eval_points_per_hand"
@@ -383,14 +387,16 @@ def finish(args: argparse.Namespace, val: dict, p_label: float, meta: dict) -> d
         fail(PROG, f"{write_failure(exc)}; {args.run} keeps its last good files")
     hands = len(np.unique(val["hand"]))
     t = Table(title=f"margins: held-out rollout estimate ({hands} hands) and duplicate match")
-    for c in ("margin", "held-out gain/hand", "deviations", "vs heuristic (dup.)"):
+    for c in ("margin", "held-out gain/hand", "over --init", "deviations", "vs heuristic (dup.)"):
         t.add_column(c, justify="right")
     for r in table:
         dup = (f"{r['eval_points_per_hand']:+.3f} ± {r['eval_ci95']:.3f}"
                if "eval_ci95" in r else "-")  # fmt: skip
         if "eval_adjusted" in r:
             dup += f" (adj. {r['eval_adjusted']:+.3f} ± {r['eval_adjusted_ci95']:.3f})"
-        t.add_row(f"{r['margin']:.2f}", f"{r['gain_per_hand']:+.3f} ± {r['ci95']:.3f}",
+        over = (f"{r['gain_over_init']:+.3f} ± {r['gain_over_init_ci95']:.3f}"
+                if "gain_over_init" in r else "-")  # fmt: skip
+        t.add_row(f"{r['margin']:.2f}", f"{r['gain_per_hand']:+.3f} ± {r['ci95']:.3f}", over,
                   f"{100 * r['deviation_rate']:.1f}%", dup)  # fmt: skip
     Console().print(t)
     Console().print(f"chosen margin {best['margin']}: {args.run / 'distilled.pt'}")
