@@ -32,7 +32,10 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("fit", type=Path, help="the fit's run folder (distilled.pt and its metadata)")
     p.add_argument("--margins", type=float, nargs="+", default=[0.1, 0.2, 0.3, 0.5])
     p.add_argument("--out", type=Path, help="write the table here as JSON")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     args = p.parse_args(argv)
+    if args.out is not None and args.out.exists() and not args.overwrite:
+        p.error(f"--out: {args.out} exists (--overwrite replaces it)")
     torch.set_num_threads(1)
     net, doc = load_network(args.fit / "distilled.pt")
     net.eval()

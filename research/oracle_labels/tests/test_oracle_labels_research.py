@@ -36,6 +36,9 @@ def test_gain_over_init_agrees_with_the_fit_s_own_report(tmp_path):
     out = tmp_path / "g.json"
     doc = gain_over_init.main([str(run), "--margins", "0.05", "0.5", "--out", str(out)])
     assert json.loads(out.read_text()) == doc and doc["held_out_rows"] > 0
+    with pytest.raises(SystemExit) as info:  # an existing --out is refused, and kept
+        gain_over_init.main([str(run), "--out", str(out)])
+    assert info.value.code == 2 and json.loads(out.read_text()) == doc
     for mine, theirs in zip(doc["margins"], report["margins"], strict=True):
         assert mine["margin"] == theirs["margin"]
         for key in ("gain_per_hand", "gain_over_init", "gain_over_init_ci95", "init_agreement"):
