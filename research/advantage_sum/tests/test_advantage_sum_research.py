@@ -124,3 +124,30 @@ def test_two_cv_cli(runs, tmp_path, capsys):
     with pytest.raises(SystemExit):  # an existing --out is refused
         two_cv.main([*files, "--out", str(out)])
     assert "exists" in capsys.readouterr().err
+
+
+def test_two_refs_scores_both_sides_of_the_same_hands(tmp_path, capsys):
+    """Reference = the opponents: the agent's own divergences; = the agent: the opponents'."""
+    from research.advantage_sum import two_refs
+
+    out = tmp_path / "two.json"
+    args = ["--agent", "value", "--walls", "6", "--reps", "4", "--seed", "3", "--out", str(out)]
+    two_refs.main(args)
+    doc = json.loads(out.read_text())
+    assert set(doc["per_wall"]) == {"plain", "sum_h", "sum_a", "blend_h", "two"}
+    assert all(len(v) == 6 for v in doc["per_wall"].values())
+    div = doc["divergences_per_hand"]
+    assert div["sum_h"] > 0 and div["sum_a"] > 0  # both references were left somewhere
+    ref = measure.main(["--agent", "value", "--walls", "6", "--reps", "4", "--seed", "3",
+                        "--out", str(tmp_path / "m.json")])  # fmt: skip
+    m = json.loads((tmp_path / "m.json").read_text())
+    assert ref == 0 and div["sum_h"] == pytest.approx(m["divergences_per_hand"])
+    assert doc["per_wall"]["plain"] == m["per_wall"]["plain"]  # the same hands
+    assert np.array(doc["coefficients"]["two"]).shape == (2, 2)
+    for name, est in doc["estimates"].items():
+        assert np.mean(doc["per_wall"][name]) == pytest.approx(est["mean"], abs=1e-5)
+    with pytest.raises(SystemExit):  # an existing --out is refused
+        two_refs.main(args)
+    with pytest.raises(SystemExit):
+        two_refs.main(["--walls", "3", "--out", str(tmp_path / "few.json")])
+    assert "at least 4" in capsys.readouterr().err
