@@ -52,6 +52,13 @@ def seat_sums(adv: AdvantageSum, records: list, walls: int) -> tuple[np.ndarray,
             float(s["divergences"].sum() / len(records)), seconds)  # fmt: skip
 
 
+def _corr(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Pearson correlation, or None where it is undefined (a constant sample)."""
+    if x.std() == 0 or y.std() == 0:
+        return None
+    return float(np.corrcoef(x, y)[0, 1])
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line."""
     ap = argparse.ArgumentParser(prog="python -m research.advantage_sum.two_refs", description=__doc__,
@@ -87,8 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         "seed": args.seed, "lineup": lineup,
         "seconds": {"play": round(play_s, 1), "sum_h": round(sec_h, 1), "sum_a": round(sec_a, 1)},
         "divergences_per_hand": {"sum_h": div_h, "sum_a": div_a},
-        "corr_of_errors": float(np.corrcoef(plain - sum_h, plain - sum_a)[0, 1]),
-        "corr_of_sums": float(np.corrcoef(sum_h, sum_a)[0, 1]),
+        "corr_of_errors": _corr(plain - sum_h, plain - sum_a),
+        "corr_of_sums": _corr(sum_h, sum_a),
         "coefficients": {"blend_h": b[:, 0].round(3).tolist(), "two": b2.round(3).tolist()},
         "estimates": {}, "per_wall": {},
     }  # fmt: skip
@@ -105,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         tail = f"  CI ratio {r['ratio']:.3f}" if r else ""
         tail += f" [{lo:.3f}, {hi:.3f}]" if lo is not None else ""
         print(f"  {name:8s} {m:+.4f} ± {ci:.4f}{tail}")
-    print(f"  corr(plain - sum_h, plain - sum_a) {doc['corr_of_errors']:.3f}; "
+    corr = doc["corr_of_errors"]
+    print(f"  corr(plain - sum_h, plain - sum_a) {'undefined' if corr is None else f'{corr:.3f}'}; "
           f"divergences/hand {doc['divergences_per_hand']}; seconds {doc['seconds']}")  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(args.out, json.dumps(doc, indent=1, allow_nan=False) + "\n")
