@@ -15,11 +15,12 @@ torch = pytest.importorskip("torch")
 from sichuan_env.agents import checkpoint, registry
 from sichuan_env.agents.eval import ladder
 from sichuan_env.agents.eval.luck import KIND as LUCK_KIND
+from sichuan_env.agents.nn.ensemble import ENSEMBLE6
 from sichuan_env.agents.nn.torch_agent import KIND as POLICY_KIND
 
 GUARD_FILES = ("distill.pt", "distill.json", "belief.pt", "belief.json")
-NET_FILES = ("exit_valueleaf.pt", "exit_valueleaf.json", "belief.pt", "belief.json")
-"""What ``strongest-net`` (``exit-valueleaf-guard``) loads."""
+NET_FILES = (*(f"{n}{e}" for n in ENSEMBLE6 for e in (".pt", ".json")), "belief.pt", "belief.json")
+"""What ``strongest-net`` (``ensemble6-guard``) loads."""
 ARGS = ["--walls", "2", "--boot", "20", "--quiet", "--no-adjust"]
 
 
@@ -53,7 +54,7 @@ def test_a_composite_agent_and_its_alias_hash_every_file_they_load(shipped):
     guard = ladder.agent_identity("distill-guard")
     assert guard["sha256"] == {name: _sha(shipped / name) for name in GUARD_FILES}
     alias = ladder.agent_identity("strongest-net")
-    assert alias["alias"] == "exit-valueleaf-guard"
+    assert alias["alias"] == "ensemble6-guard"
     assert alias["sha256"] == {name: _sha(shipped / name) for name in NET_FILES}
     assert ladder.agent_identity("heuristic") == {"spec": "heuristic", "sha256": {}}
 
@@ -62,7 +63,7 @@ def test_a_reshipped_checkpoint_is_another_agent(shipped):
     before = ladder.agent_identity("distill-guard")
     alias_before = ladder.agent_identity("strongest-net")
     _reship(shipped)
-    _reship(shipped, "exit_valueleaf")
+    _reship(shipped, "oracle_r3")
     after = ladder.agent_identity("distill-guard")
     assert after["sha256"]["distill.pt"] != before["sha256"]["distill.pt"]
     assert after["sha256"]["belief.pt"] == before["sha256"]["belief.pt"]

@@ -240,3 +240,10 @@ def load_exit_valueleaf_guard(seed: int | None = None) -> GuardedAgent:
     from sichuan_env.agents.nn.torch_agent import load_exit_valueleaf
 
     return _shipped_guard(load_exit_valueleaf(seed))
+
+
+def load_ensemble6_guard(seed: int | None = None) -> GuardedAgent:
+    """``ensemble6`` with ``distill-guard``'s deal-in guard (shipped belief model, t=0.1, k=0.9)."""
+    from sichuan_env.agents.nn.ensemble import load_ensemble6
+
+    return _shipped_guard(load_ensemble6(seed))

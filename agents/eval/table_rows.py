@@ -39,7 +39,7 @@ UNKNOWN = 0
 ALIASES = {"strongest": "distill-search64-after-win"}
 """Names that stand for a ``VOCAB`` entry (kept in step with the registry's aliases).
 
-``strongest-net`` is not here: its target (``exit-valueleaf-guard``) came after the
+``strongest-net`` is not here: its target (``ensemble6-guard``) came after the
 network's vocabulary, so it is ``unknown`` to it, as every agent outside ``VOCAB`` is."""
 
 ROW_FIELDS = {

@@ -1,0 +1,110 @@
+"""Several policy networks as one: the greedy action of their mean logits.
+
+The networks of issue #40's rounds regress rollout labels whose noise (2.5-2.8
+points² a row) is far above the gains they look for. Fits from other labels, inits
+and rounds make partly independent errors, and the mean of their logits (each a
+prior plus a fitted gain per action) averages them, as a bagged regression does.
+``ensemble6`` averages the six networks confirmed or screened above ``distill``;
+under ``distill-guard``'s deal-in guard it is ``ensemble6-guard`` (``strongest-net``),
+confirmed +0.020 ± 0.009 points a hand above ``exit-valueleaf-guard`` on 10,000
+fresh walls (``research/ensemble/README.md``)::
+
+    from sichuan_env.agents.nn.ensemble import EnsembleAgent
+    from sichuan_env.agents.nn.torch_agent import TorchAgent
+
+    agent = EnsembleAgent([TorchAgent.load("distill"), TorchAgent.load("run/best.pt")])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from sichuan_env.agents.base import BaseAgent
+from sichuan_env.agents.nn.policy import masked_logits
+from sichuan_env.agents.nn.torch_agent import TorchAgent
+
+ENSEMBLE6 = (
+    "exit_valueleaf",
+    "oracle_r1",
+    "oracle_r2_agg",
+    "oracle_r2",
+    "oracle_r3",
+    "oracle_after_win",
+)
+"""``ensemble6``'s shipped checkpoints: ``exit-valueleaf`` and the five networks fitted to
+true-state rollout labels (``research/oracle_labels``: round 1, round 2 on both rounds'
+rows, rounds 2 and 3 on their own rows, the after-win round)."""
+
+
+class EnsembleAgent(BaseAgent):
+    """The greedy action of the mean logits of several ``TorchAgent`` networks.
+
+    Args:
+        members: at least two ``TorchAgent``s reading the same observation version
+            (their own ``greedy`` settings are not used: the ensemble is greedy).
+        name: the agent's name in tables.
+
+    Raises:
+        ValueError: fewer than two members, or members reading different observation
+            versions.
+        TypeError: a member that is not a ``TorchAgent``.
+    """
+
+    def __init__(self, members: Sequence[TorchAgent], name: str = "ensemble") -> None:
+        if isinstance(members, (str, bytes)) or not isinstance(members, Sequence):
+            raise TypeError(f"members must be a sequence of TorchAgents, got {members!r}")
+        members = list(members)
+        for m in members:
+            if not isinstance(m, TorchAgent):
+                raise TypeError(f"members must be TorchAgents, got {type(m).__name__}")
+        if len(members) < 2:
+            raise ValueError(f"an ensemble needs at least two networks, got {len(members)}")
+        versions = {m.obs_version for m in members}
+        if len(versions) != 1:
+            raise ValueError(f"members read different observation versions: {sorted(versions)}")
+        self.members = members
+        self.obs_version = versions.pop()
+        self.name = name
+
+    def to(self, device: Any) -> EnsembleAgent:
+        """Run every member on ``device`` (``sichuan_env.agents.device``); returns self.
+
+        Raises:
+            DeviceError: a device this machine does not have (a ``ValueError``).
+        """
+        for m in self.members:
+            m.to(device)
+        return self
+
+    def mean_logits(self, obs: np.ndarray, masks: np.ndarray) -> torch.Tensor:
+        """The members' mean logits, ``-inf`` where ``masks`` is 0 (``float32[N, 88]``, CPU).
+
+        ``obs`` and ``masks`` are taken as checked (``act_batch`` checks them).
+        """
+        legal = torch.from_numpy(masks) != 0
+        total = torch.zeros(masks.shape, dtype=torch.float32)
+        for member in self.members:
+            total += member._logits(obs, masks).masked_fill(~legal, 0.0)
+        return masked_logits(total / len(self.members), legal.to(torch.int8))
+
+    def _act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return self.mean_logits(obs, masks).argmax(dim=1).numpy().astype(np.int64)
+
+
+def load_ensemble(
+    names: Sequence[str], seed: int | None = None, name: str = "ensemble"
+) -> EnsembleAgent:
+    """An ensemble of checkpoints, each a shipped name or a ``.pt`` path (``TorchAgent.load``).
+
+    Raises:
+        ValueError: an unknown name or an invalid checkpoint, or fewer than two.
+    """
+    return EnsembleAgent([TorchAgent.load(n, seed) for n in names], name=name)
+
+
+def load_ensemble6(seed: int | None = None) -> EnsembleAgent:
+    """The registered ``ensemble6``: the mean logits of the six ``ENSEMBLE6`` networks."""
+    return load_ensemble(ENSEMBLE6, seed, name="ensemble6")

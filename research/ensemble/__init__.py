@@ -1,0 +1,1 @@
+"""Averaging the rounds' networks: an ensemble as strongest-net (issue #40)."""

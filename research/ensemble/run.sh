@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# research/ensemble/README.md: the screen (seed 4421, 2,500 walls) and the confirmation of the
+# screen's pick (seed 4423, 10,000 walls; no screen used either seed). One seat against three
+# heuristics, advantage sum; every candidate paired wall by wall with strongest-net on the same
+# walls. The tag strongest-net is exit-valueleaf-guard, the alias's target when this ran (the
+# alias now names ens6-guard, registered as ensemble6-guard). The matches' JSON (per-wall
+# samples, megabytes) stay in runs/ensemble; the paired figures go to research/ensemble/results.
+# Existing outputs are kept: rerunning resumes.
+# Usage: bash research/ensemble/run.sh screen
+#        bash research/ensemble/run.sh confirm AGENT_TAG   (one of the screen's tags)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+RUN=runs/ensemble
+R=research/ensemble/results
+A=research.ensemble.agents
+mkdir -p "$RUN" "$R"
+declare -A SPEC=(
+    [strongest-net]=exit-valueleaf-guard [na-r3]=agents/checkpoints/oracle_r3.pt
+    [ens3]=$A:ens3 [ens3-guard]=$A:ens3_guard [ens6]=$A:ens6 [ens6-guard]=$A:ens6_guard
+)
+m() {  # tag walls seed
+    local out="$RUN/$1-$2-s$3.json"
+    [ -e "$out" ] && return
+    rm -f "$out.tmp"
+    /usr/bin/time -f "$1 $2 walls seed $3: %e s" sichuan-eval --lineup "${SPEC[$1]}" heuristic \
+        heuristic heuristic --walls "$2" --seed "$3" --estimator advantage --json "$out.tmp" --quiet
+    mv "$out.tmp" "$out"
+}
+p() {  # tag walls seed: tag - strongest-net, paired
+    python -m research.exit.paired "$RUN/$1-$2-s$3.json" "$RUN/strongest-net-$2-s$3.json" \
+        --out "$R/$1-minus-strongest-net-$2-s$3.json" --overwrite
+    cp "$RUN/$1-$2-s$3.json" "$R/.tmp" && python - "$R/.tmp" "$R/$1-$2-s$3-summary.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d.pop("per_wall", None)
+json.dump(d, open(sys.argv[2] + ".tmp", "w"), indent=1)
+import os; os.replace(sys.argv[2] + ".tmp", sys.argv[2]); os.remove(sys.argv[1])
+PY
+}
+case "${1:-}" in
+screen)
+    m strongest-net 2500 4421
+    for t in na-r3 ens3 ens3-guard ens6 ens6-guard; do m "$t" 2500 4421; p "$t" 2500 4421; done ;;
+confirm)
+    t=${2:?which tag}
+    m strongest-net 10000 4423
+    m "$t" 10000 4423
+    p "$t" 10000 4423 ;;
+*) echo "usage: run.sh screen | confirm TAG" >&2; exit 2 ;;
+esac

@@ -1,0 +1,35 @@
+"""The screen's candidates are what the README says they are, and play a legal, repeatable match."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.research
+
+
+def test_the_candidates_average_the_networks_the_readme_names():
+    pytest.importorskip("torch")
+    from sichuan_env.agents.belief.guard import GuardedAgent
+    from sichuan_env.agents.nn.ensemble import ENSEMBLE6
+
+    from research.ensemble import agents
+
+    assert [m.name for m in agents.ens6(0).members] == list(ENSEMBLE6)
+    assert [m.name for m in agents.ens3(0).members] == ["exit_valueleaf", "oracle_r2", "oracle_r3"]
+    for guarded, n in ((agents.ens6_guard(0), 6), (agents.ens3_guard(0), 3)):
+        assert isinstance(guarded, GuardedAgent) and len(guarded.base.members) == n
+        assert (guarded.threshold, guarded.slack, guarded.keep) == (0.1, 0, 0.9)
+
+
+def test_a_short_match_is_legal_and_repeatable():
+    pytest.importorskip("torch")
+    from sichuan_env.agents.eval.evaluate import play_duplicate
+
+    from sichuan_env import RuleConfig
+
+    lineup = ["research.ensemble.agents:ens3_guard", "heuristic", "heuristic", "heuristic"]
+    rules = RuleConfig.preset("xuezhan")
+    one = play_duplicate(lineup, 2, rules, seed=3, progress=False)
+    two = play_duplicate(lineup, 2, rules, seed=3, progress=False)
+    assert len(one) == 8
+    assert [r["actions"] for _, _, r in one] == [r["actions"] for _, _, r in two]

@@ -1,0 +1,102 @@
+"""``EnsembleAgent``: the mean of its networks' logits, legal and repeatable play, refusals;
+``ensemble6`` and ``ensemble6-guard`` (``strongest-net``) load the shipped networks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from sichuan_env.agents import registry
+from sichuan_env.agents.belief.guard import GuardedAgent
+from sichuan_env.agents.eval.evaluate import play_duplicate
+from sichuan_env.agents.nn.ensemble import ENSEMBLE6, EnsembleAgent, load_ensemble
+from sichuan_env.agents.nn.policy import PolicyConfig, PolicyNet
+from sichuan_env.agents.nn.torch_agent import TorchAgent
+
+from sichuan_env import RuleConfig
+from sichuan_env.envs.vector import VectorEnv
+
+
+def _states(n: int = 128, seed: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """Observations (v1) and masks of ``n`` decisions of random play."""
+    env = VectorEnv(8, RuleConfig.preset("xuezhan"), obs_version=1, seed=seed)
+    o, m, _ = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    obs, masks = [], []
+    while sum(len(x) for x in obs) < n:
+        obs.append(o.copy())
+        masks.append(m.copy())
+        o, m, *_ = env.step(np.array([rng.choice(np.flatnonzero(r)) for r in m]))
+    return np.concatenate(obs)[:n], np.concatenate(masks)[:n]
+
+
+@pytest.fixture(scope="module")
+def pair() -> tuple[TorchAgent, TorchAgent]:
+    return TorchAgent.load("distill", 0), TorchAgent.load("exit_valueleaf", 0)
+
+
+def test_the_ensemble_plays_the_argmax_of_its_members_mean_logits(pair):
+    obs, masks = _states()
+    a, b = pair
+    legal = torch.from_numpy(masks) != 0
+    want = torch.where(legal, (a._logits(obs, masks) + b._logits(obs, masks)) / 2, -torch.inf)
+    ens = EnsembleAgent([a, b])
+    got = ens.mean_logits(obs, masks)
+    assert torch.equal(torch.isinf(got), ~legal)
+    assert torch.allclose(got[legal], want[legal])
+    acts = ens.act_batch(obs, masks)
+    assert np.array_equal(acts, want.argmax(dim=1).numpy())
+    assert (masks[np.arange(len(acts)), acts] == 1).all()
+    pa, pb = a.act_batch(obs, masks), b.act_batch(obs, masks)
+    assert (pa != pb).any()  # the members disagree here, so the mean is a real choice
+    assert np.array_equal(EnsembleAgent([a, a]).act_batch(obs, masks), pa)
+    assert ens.act(obs[0], masks[0]) == acts[0]
+
+
+def test_bad_members_are_refused(pair):
+    a, _ = pair
+    other = TorchAgent(PolicyNet(PolicyConfig(obs_version=2)))
+    for members, err, match in (([a], ValueError, "at least two"),
+                                ([], ValueError, "at least two"),
+                                ([a, "distill"], TypeError, "TorchAgents"),
+                                ("distill", TypeError, "sequence"),
+                                ([a, other], ValueError, "different observation versions")):  # fmt: skip
+        with pytest.raises(err, match=match):
+            EnsembleAgent(members)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="no-such"):
+        load_ensemble(["distill", "no-such-checkpoint"])
+
+
+def test_bad_input_is_refused_and_changes_nothing(pair):
+    ens = EnsembleAgent(list(pair))
+    obs, masks = _states(4)
+    keep = obs.copy(), masks.copy()
+    with pytest.raises(ValueError):
+        ens.act_batch(obs[:, :-1], masks)
+    with pytest.raises(ValueError, match="no legal action"):
+        ens.act_batch(obs, np.zeros_like(masks))
+    assert np.array_equal(obs, keep[0]) and np.array_equal(masks, keep[1])
+
+
+def test_strongest_net_is_the_guarded_ensemble_of_the_six_shipped_networks():
+    assert registry.aliases()["strongest-net"] == "ensemble6-guard"
+    agent = registry.make_agent("strongest-net", seed=1)
+    assert isinstance(agent, GuardedAgent) and agent.threshold == 0.1 and agent.keep == 0.9
+    ens = agent.base
+    assert isinstance(ens, EnsembleAgent) and ens.name == "ensemble6"
+    assert [m.name for m in ens.members] == list(ENSEMBLE6)
+    shas = {m.meta["sha256"] for m in ens.members}
+    assert len(shas) == 6  # six different networks
+    plain = registry.make_agent("ensemble6", seed=1)
+    assert [m.meta["sha256"] for m in plain.members] == [m.meta["sha256"] for m in ens.members]
+
+
+def test_a_match_of_the_guarded_ensemble_is_legal_and_repeatable():
+    lineup = ["strongest-net", "heuristic", "ensemble6", "heuristic"]
+    rules = RuleConfig.preset("xuezhan")
+    one = play_duplicate(lineup, 2, rules, seed=3, progress=False)
+    two = play_duplicate(lineup, 2, rules, seed=3, progress=False)
+    assert len(one) == 8
+    assert [r["actions"] for _, _, r in one] == [r["actions"] for _, _, r in two]
