@@ -8,7 +8,11 @@ Lineup entries (``sichuan-eval --lineup research.ensemble.agents:ens6 heuristic 
 - ``ens6_guard``: ``ens6`` under ``distill-guard``'s deal-in guard (the library's
   ``ensemble6-guard``, now ``strongest-net``);
 - ``ens3``: ``exit-valueleaf``, and rounds 2 and 3 on their own rows;
-- ``ens3_guard``: ``ens3`` under the same guard.
+- ``ens3_guard``: ``ens3`` under the same guard;
+- ``ens6guard_search64_after_win``: ``strongest`` (``distill-search64-after-win``) with
+  ``ensemble6-guard`` in place of ``distill``;
+- ``student_guard``: one network fitted to ``ensemble6``'s mean logits (``distill.py``;
+  read from ``runs/ens6-student/best.pt``, or ``$SICHUAN_ENSEMBLE_STUDENT``) under the guard.
 
 The screen read the five oracle-label networks from ``runs/``; the shipped checkpoints
 (``agents/checkpoints/oracle_*.pt``) are those files, copied byte for byte.
@@ -16,8 +20,13 @@ The screen read the five oracle-label networks from ``runs/``; the shipped check
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from sichuan_env.agents.belief.guard import GuardedAgent, _shipped_guard
 from sichuan_env.agents.nn.ensemble import EnsembleAgent, load_ensemble, load_ensemble6
+from sichuan_env.agents.nn.torch_agent import TorchAgent
+from sichuan_env.agents.search.hybrid import HybridAgent
 
 ENS3 = ("exit_valueleaf", "oracle_r2", "oracle_r3")
 
@@ -40,3 +49,20 @@ def ens6_guard(seed: int | None = None) -> GuardedAgent:
 def ens3_guard(seed: int | None = None) -> GuardedAgent:
     """``ens3`` under ``distill-guard``'s deal-in guard (shipped belief model, t=0.1, k=0.9)."""
     return _shipped_guard(ens3(seed))
+
+
+def ens6guard_search64_after_win(seed: int | None = None) -> HybridAgent:
+    """``ensemble6-guard`` everywhere, ``strongest``'s 64-rollout search once a seat has won."""
+    return HybridAgent(seed, net="ensemble6-guard", samples=64)
+
+
+def student_guard(seed: int | None = None) -> GuardedAgent:
+    """``distill.py``'s student of ``ensemble6`` under ``distill-guard``'s deal-in guard.
+
+    Raises:
+        ValueError: the student's checkpoint is not there (``distill.py`` makes it).
+    """
+    path = Path(os.environ.get("SICHUAN_ENSEMBLE_STUDENT", "runs/ens6-student/best.pt"))
+    if not path.is_file():
+        raise ValueError(f"{path} is missing: python -m research.ensemble.distill makes it")
+    return _shipped_guard(TorchAgent.load(path, seed))

@@ -8,6 +8,9 @@
 # Existing outputs are kept: rerunning resumes.
 # Usage: bash research/ensemble/run.sh screen
 #        bash research/ensemble/run.sh confirm AGENT_TAG   (one of the screen's tags)
+#        bash research/ensemble/run.sh hybrid-screen        (strongest's search on the ensemble)
+#        bash research/ensemble/run.sh hybrid-confirm
+#        bash research/ensemble/run.sh student-screen       (after python -m research.ensemble.distill)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUN=runs/ensemble
@@ -17,6 +20,8 @@ mkdir -p "$RUN" "$R"
 declare -A SPEC=(
     [strongest-net]=exit-valueleaf-guard [na-r3]=agents/checkpoints/oracle_r3.pt
     [ens3]=$A:ens3 [ens3-guard]=$A:ens3_guard [ens6]=$A:ens6 [ens6-guard]=$A:ens6_guard
+    [strongest]=distill-search64-after-win [ens6-guard-s64]=$A:ens6guard_search64_after_win
+    [student-guard]=$A:student_guard
 )
 m() {  # tag walls seed
     local out="$RUN/$1-$2-s$3.json"
@@ -26,9 +31,10 @@ m() {  # tag walls seed
         heuristic heuristic --walls "$2" --seed "$3" --estimator advantage --json "$out.tmp" --quiet
     mv "$out.tmp" "$out"
 }
-p() {  # tag walls seed: tag - strongest-net, paired
-    python -m research.exit.paired "$RUN/$1-$2-s$3.json" "$RUN/strongest-net-$2-s$3.json" \
-        --out "$R/$1-minus-strongest-net-$2-s$3.json" --overwrite
+p() {  # tag walls seed [base]: tag - base (strongest-net), paired
+    local base=${4:-strongest-net}
+    python -m research.exit.paired "$RUN/$1-$2-s$3.json" "$RUN/$base-$2-s$3.json" \
+        --out "$R/$1-minus-$base-$2-s$3.json" --overwrite
     cp "$RUN/$1-$2-s$3.json" "$R/.tmp" && python - "$R/.tmp" "$R/$1-$2-s$3-summary.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -46,5 +52,17 @@ confirm)
     m strongest-net 10000 4423
     m "$t" 10000 4423
     p "$t" 10000 4423 ;;
-*) echo "usage: run.sh screen | confirm TAG" >&2; exit 2 ;;
+hybrid-screen)  # strongest's search on ensemble6-guard instead of distill: seed 4425
+    m strongest 2000 4425
+    m ens6-guard-s64 2000 4425
+    p ens6-guard-s64 2000 4425 strongest ;;
+hybrid-confirm)
+    m strongest 4000 4427
+    m ens6-guard-s64 4000 4427
+    p ens6-guard-s64 4000 4427 strongest ;;
+student-screen)  # the student of distill.py against the ensemble it learnt, screen walls
+    m student-guard 2500 4421
+    p student-guard 2500 4421 ens6-guard
+    p student-guard 2500 4421 ;;
+*) echo "usage: run.sh screen | confirm TAG | hybrid-screen | hybrid-confirm | student-screen" >&2; exit 2 ;;
 esac

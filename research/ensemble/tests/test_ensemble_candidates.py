@@ -19,6 +19,27 @@ def test_the_candidates_average_the_networks_the_readme_names():
     for guarded, n in ((agents.ens6_guard(0), 6), (agents.ens3_guard(0), 3)):
         assert isinstance(guarded, GuardedAgent) and len(guarded.base.members) == n
         assert (guarded.threshold, guarded.slack, guarded.keep) == (0.1, 0, 0.9)
+    hybrid = agents.ens6guard_search64_after_win(0)
+    assert hybrid.after_win and hybrid.search.samples == 64
+    assert isinstance(hybrid.net, GuardedAgent) and hybrid.net.base.name == "ensemble6"
+
+
+def test_the_student_is_read_from_its_run_or_refused(tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    import shutil
+
+    from sichuan_env.agents.checkpoint import SHIPPED_DIR
+
+    from research.ensemble import agents
+
+    monkeypatch.setenv("SICHUAN_ENSEMBLE_STUDENT", str(tmp_path / "best.pt"))
+    with pytest.raises(ValueError, match="distill makes it"):
+        agents.student_guard(0)
+    for ext in (".pt", ".json"):
+        shutil.copy(SHIPPED_DIR / f"oracle_r3{ext}", tmp_path / f"best{ext}")
+    student = agents.student_guard(0)
+    shipped = agents.load_ensemble(["oracle_r3", "oracle_r2"]).members[0]
+    assert student.base.meta["sha256"] == shipped.meta["sha256"]
 
 
 def test_a_short_match_is_legal_and_repeatable():
