@@ -44,10 +44,13 @@ def test_the_ensemble_plays_the_argmax_of_its_members_mean_logits(pair):
     want = torch.where(legal, (a._logits(obs, masks) + b._logits(obs, masks)) / 2, -torch.inf)
     ens = EnsembleAgent([a, b])
     got = ens.mean_logits(obs, masks)
+    assert not got.requires_grad
     assert torch.equal(torch.isinf(got), ~legal)
-    assert torch.allclose(got[legal], want[legal])
+    assert torch.equal(got[legal], want[legal])  # the members' own logits, shared inputs or not
     acts = ens.act_batch(obs, masks)
     assert np.array_equal(acts, want.argmax(dim=1).numpy())
+    small = [TorchAgent(x.net, batch_size=48) for x in (a, b)]  # three batches of 48 rows
+    assert torch.equal(EnsembleAgent(small).mean_logits(obs, masks)[legal], want[legal])
     assert (masks[np.arange(len(acts)), acts] == 1).all()
     pa, pb = a.act_batch(obs, masks), b.act_batch(obs, masks)
     assert (pa != pb).any()  # the members disagree here, so the mean is a real choice
@@ -62,7 +65,9 @@ def test_bad_members_are_refused(pair):
                                 ([], ValueError, "at least two"),
                                 ([a, "distill"], TypeError, "TorchAgents"),
                                 ("distill", TypeError, "sequence"),
-                                ([a, other], ValueError, "different observation versions")):  # fmt: skip
+                                ([a, other], ValueError, "different observation versions"),
+                                ([a, TorchAgent(a.net, batch_size=8)], ValueError,
+                                 "batch_size")):  # fmt: skip
         with pytest.raises(err, match=match):
             EnsembleAgent(members)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no-such"):

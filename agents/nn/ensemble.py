@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 from sichuan_env.agents.base import BaseAgent
+from sichuan_env.agents.device import autocast
 from sichuan_env.agents.nn.policy import masked_logits
 from sichuan_env.agents.nn.torch_agent import TorchAgent
 
@@ -49,7 +50,7 @@ class EnsembleAgent(BaseAgent):
 
     Raises:
         ValueError: fewer than two members, or members reading different observation
-            versions.
+            versions or batching differently (``batch_size``).
         TypeError: a member that is not a ``TorchAgent``.
     """
 
@@ -60,6 +61,8 @@ class EnsembleAgent(BaseAgent):
         for m in members:
             if not isinstance(m, TorchAgent):
                 raise TypeError(f"members must be TorchAgents, got {type(m).__name__}")
+        if len({m.batch_size for m in members}) > 1:
+            raise ValueError("members must share one batch_size (their logits are batched alike)")
         if len(members) < 2:
             raise ValueError(f"an ensemble needs at least two networks, got {len(members)}")
         versions = {m.obs_version for m in members}
@@ -79,15 +82,41 @@ class EnsembleAgent(BaseAgent):
             m.to(device)
         return self
 
+    @torch.no_grad()
     def mean_logits(self, obs: np.ndarray, masks: np.ndarray) -> torch.Tensor:
         """The members' mean logits, ``-inf`` where ``masks`` is 0 (``float32[N, 88]``, CPU).
 
-        ``obs`` and ``masks`` are taken as checked (``act_batch`` checks them).
+        ``obs`` and ``masks`` are taken as checked (``act_batch`` checks them). Each
+        member's logits are what its own ``TorchAgent`` computes, in the same batches;
+        the inputs every member reads beside the observation (``aux_features``, the
+        heuristic's choice) are computed once per batch instead of once per member.
         """
         legal = torch.from_numpy(masks) != 0
         total = torch.zeros(masks.shape, dtype=torch.float32)
-        for member in self.members:
-            total += member._logits(obs, masks).masked_fill(~legal, 0.0)
+        step = self.members[0].batch_size
+        aux_net = next((m.net for m in self.members if m.net.config.aux), None)
+        prior_net = next((m.net for m in self.members if m.net.config.prior), None)
+        for lo in range(0, len(obs), step):
+            o = torch.from_numpy(obs[lo : lo + step])
+            m = torch.from_numpy(masks[lo : lo + step])
+            inputs: dict[str, tuple[Any, ...]] = {}  # per device: obs, mask, aux, prior
+            for member in self.members:
+                net, dev = member.net, member.device
+                if str(dev) not in inputs:
+                    od, md = o.to(dev), m.to(dev)
+                    aux = aux_net.aux_of(od) if aux_net is not None else None
+                    prior = prior_net.prior_of(od, md) if prior_net is not None else None
+                    inputs[str(dev)] = (od, md, aux, prior)
+                od, md, aux, prior = inputs[str(dev)]
+                with autocast(dev, member._cast):
+                    lg = net.logits(
+                        od,
+                        aux=aux if net.config.aux else None,
+                        mask=md,
+                        prior=prior if net.config.prior else None,
+                    )
+                lg = masked_logits(lg.float(), md).cpu()
+                total[lo : lo + step] += lg.masked_fill(~legal[lo : lo + step], 0.0)
         return masked_logits(total / len(self.members), legal.to(torch.int8))
 
     def _act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
