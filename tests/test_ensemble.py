@@ -58,12 +58,29 @@ def test_the_ensemble_plays_the_argmax_of_its_members_mean_logits(pair):
     assert ens.act(obs[0], masks[0]) == acts[0]
 
 
+def test_members_of_other_architectures_get_the_inputs_each_reads():
+    """Members with and without ``aux`` and ``prior``: each gets what its own agent computes."""
+    obs, masks = _states(96, seed=9)
+    nets = []
+    for i, (aux, prior) in enumerate(((True, False), (False, True), (False, False), (True, True))):
+        torch.manual_seed(i)
+        net = PolicyNet(PolicyConfig(aux=aux, prior=prior, hidden=32, layers=2))
+        if net.prior_gain is not None:
+            with torch.no_grad():
+                net.prior_gain.fill_(0.7)  # a prior that moves the logits (not vacuous)
+        nets.append(TorchAgent(net, batch_size=40))
+    legal = torch.from_numpy(masks) != 0
+    own = sum(n._logits(obs, masks).masked_fill(~legal, 0.0) for n in nets) / len(nets)
+    got = EnsembleAgent(nets).mean_logits(obs, masks)
+    assert torch.equal(got[legal], own[legal]) and torch.isinf(got[~legal]).all()
+
+
 def test_bad_members_are_refused(pair):
     a, _ = pair
     other = TorchAgent(PolicyNet(PolicyConfig(obs_version=2)))
     for members, err, match in (([a], ValueError, "at least two"),
                                 ([], ValueError, "at least two"),
-                                ([a, "distill"], TypeError, "TorchAgents"),
+                                ([a, "distill"], ValueError, "TorchAgents"),
                                 ("distill", TypeError, "sequence"),
                                 ([a, other], ValueError, "different observation versions"),
                                 ([a, TorchAgent(a.net, batch_size=8)], ValueError,
@@ -72,6 +89,8 @@ def test_bad_members_are_refused(pair):
             EnsembleAgent(members)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no-such"):
         load_ensemble(["distill", "no-such-checkpoint"])
+    with pytest.raises(ValueError, match="sequence of checkpoints"):  # not its characters
+        load_ensemble("distill")
 
 
 def test_bad_input_is_refused_and_changes_nothing(pair):

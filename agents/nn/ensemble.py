@@ -12,11 +12,14 @@ fresh walls (``research/ensemble/README.md``)::
     from sichuan_env.agents.nn.ensemble import EnsembleAgent
     from sichuan_env.agents.nn.torch_agent import TorchAgent
 
+from sichuan_env.tiles import InputTypeError, echo
+
     agent = EnsembleAgent([TorchAgent.load("distill"), TorchAgent.load("run/best.pt")])
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +29,8 @@ from sichuan_env.agents.base import BaseAgent
 from sichuan_env.agents.device import autocast
 from sichuan_env.agents.nn.policy import masked_logits
 from sichuan_env.agents.nn.torch_agent import TorchAgent
+
+from sichuan_env.tiles import InputTypeError, echo
 
 ENSEMBLE6 = (
     "exit_valueleaf",
@@ -51,16 +56,17 @@ class EnsembleAgent(BaseAgent):
     Raises:
         ValueError: fewer than two members, or members reading different observation
             versions or batching differently (``batch_size``).
-        TypeError: a member that is not a ``TorchAgent``.
+        InputTypeError: ``members`` not a sequence, or a member that is not a
+            ``TorchAgent`` (a ``TypeError`` and a ``ValueError``).
     """
 
     def __init__(self, members: Sequence[TorchAgent], name: str = "ensemble") -> None:
         if isinstance(members, (str, bytes)) or not isinstance(members, Sequence):
-            raise TypeError(f"members must be a sequence of TorchAgents, got {members!r}")
+            raise InputTypeError(f"members must be a sequence of TorchAgents, got {echo(members)}")
         members = list(members)
         for m in members:
             if not isinstance(m, TorchAgent):
-                raise TypeError(f"members must be TorchAgents, got {type(m).__name__}")
+                raise InputTypeError(f"members must be TorchAgents, got {type(m).__name__}")
         if len({m.batch_size for m in members}) > 1:
             raise ValueError("members must share one batch_size (their logits are batched alike)")
         if len(members) < 2:
@@ -72,7 +78,7 @@ class EnsembleAgent(BaseAgent):
         self.obs_version = versions.pop()
         self.name = name
 
-    def to(self, device: Any) -> EnsembleAgent:
+    def to(self, device: str | torch.device) -> EnsembleAgent:
         """Run every member on ``device`` (``sichuan_env.agents.device``); returns self.
 
         Raises:
@@ -124,16 +130,24 @@ class EnsembleAgent(BaseAgent):
 
 
 def load_ensemble(
-    names: Sequence[str], seed: int | None = None, name: str = "ensemble"
+    names: Sequence[str | os.PathLike[str]], seed: int | None = None, name: str = "ensemble"
 ) -> EnsembleAgent:
     """An ensemble of checkpoints, each a shipped name or a ``.pt`` path (``TorchAgent.load``).
 
     Raises:
-        ValueError: an unknown name or an invalid checkpoint, or fewer than two.
+        ValueError: an unknown name, a missing or damaged checkpoint, fewer than two, or
+            members reading different observation versions.
+        InputTypeError: ``names`` a single string or not a sequence.
     """
+    if isinstance(names, (str, bytes, os.PathLike)) or not isinstance(names, Sequence):
+        raise InputTypeError(f"names must be a sequence of checkpoints, got {echo(names)}")
     return EnsembleAgent([TorchAgent.load(n, seed) for n in names], name=name)
 
 
 def load_ensemble6(seed: int | None = None) -> EnsembleAgent:
-    """The registered ``ensemble6``: the mean logits of the six ``ENSEMBLE6`` networks."""
+    """The registered ``ensemble6``: the mean logits of the six ``ENSEMBLE6`` networks.
+
+    Raises:
+        ValueError: a shipped checkpoint missing or damaged.
+    """
     return load_ensemble(ENSEMBLE6, seed, name="ensemble6")

@@ -12,11 +12,14 @@ rows of hands no training row came from: the loss, and how often the student's
 greedy action is the teacher's (``agreement``), beside the ``--init`` network's.
 
 Data come in shards of ``--shard-rows`` rows, each from its own seed, written
-atomically to ``RUN/data``; training saves ``RUN/last.pt`` (and ``RUN/state.pt``)
-after each epoch and ``RUN/best.pt`` at the best held-out agreement. ``--resume``
-carries on after a stop (the shards made are kept, the epochs done are not redone);
-a run folder that exists is refused without it, and a resume with other settings
-is refused, naming them.
+atomically to ``RUN/data``. After each epoch, ``RUN/state.pt`` (weights, optimizer,
+epoch and its held-out figures, one atomic write) comes first, then ``RUN/last.pt``,
+``RUN/best.pt`` at the best held-out agreement, and ``RUN/run.json``. ``--resume``
+carries on after a stop at any point: the shards made are kept, an epoch whose
+``state.pt`` was written is not redone (the files after it are written again), and
+the result is the run never stopped. A run folder that exists is refused without
+``--resume``, a resume with other settings is refused naming them, and damaged
+files (shards, ``run.json``, ``state.pt``) are refused with their name.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ import math
 import os
 import sys
 import time
+import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -40,6 +45,7 @@ from sichuan_env.agents.rule_based.heuristic import HeuristicAgent
 from sichuan_env.train.provenance import command_line, git_commit
 
 from sichuan_env import RuleConfig
+from sichuan_env.encoding.registry import obs_rows
 from sichuan_env.envs.vector import VectorEnv
 
 SETTINGS = ("teacher", "init", "rows", "shard_rows", "val_shards", "envs", "seed", "lr", "batch")
@@ -93,19 +99,26 @@ def save_shard(path: Path, shard: dict[str, np.ndarray]) -> None:
 
 
 def load_shard(path: Path) -> dict[str, np.ndarray]:
-    """A shard, checked (shapes, dtypes, finite targets, legal rows): nothing read is trusted."""
+    """A shard, checked: nothing read from disk is trusted.
+
+    Shapes, dtypes, 0/1 planes and masks, finite targets, every row with a choice.
+
+    Raises:
+        ValueError: not a shard of this script, or a damaged one.
+    """
     try:
         with np.load(path, allow_pickle=False) as z:
             shard = {k: z[k] for k in KEYS}
-    except (OSError, KeyError, ValueError) as exc:
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise ValueError(f"{path}: not a shard of this script ({exc})") from exc
-    n = len(shard["obs"])
+    o, m, t = shard["obs"], shard["mask"], shard["target"]
+    n = len(o)
     ok = (
-        shard["obs"].dtype == np.uint8 and shard["obs"].ndim == 3
-        and shard["mask"].shape == (n, 88) and shard["target"].shape == (n, 88)
-        and np.isfinite(shard["target"]).all() and (shard["mask"].sum(axis=1) > 1).all()
+        o.dtype == np.uint8 and o.shape == (n, obs_rows(1), 27) and m.dtype == np.int8
+        and m.shape == (n, 88) and t.dtype == np.float32 and t.shape == (n, 88) and n > 0
     )  # fmt: skip
-    if not ok:
+    ok = ok and o.max() <= 1 and m.min() >= 0 and m.max() <= 1 and np.isfinite(t).all()
+    if not ok or not (m.sum(axis=1) > 1).all():
         raise ValueError(f"{path}: damaged shard (shapes, dtypes or values)")
     return shard
 
@@ -175,20 +188,55 @@ def _settings(a: argparse.Namespace) -> dict:
     return {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items() if k in SETTINGS}
 
 
+def _read_state(path: Path) -> dict[str, Any]:
+    """``run.json``, checked field by field (it is read from disk)."""
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        sys.exit(f"{path}: unreadable ({exc})")
+    ok = (
+        isinstance(state, dict) and isinstance(state.get("settings"), dict)
+        and isinstance(state.get("epochs_done"), int) and isinstance(state.get("metrics"), list)
+        and isinstance(state.get("seconds"), dict)
+        and all(isinstance(r, dict) and isinstance(r.get("epoch"), int) for r in state["metrics"])
+    )  # fmt: skip
+    if not ok:
+        sys.exit(f"{path}: not this script's run.json (fields missing or of the wrong type)")
+    return state
+
+
+def _read_checkpoint(path: Path, epochs_done: int) -> dict[str, Any]:
+    """``state.pt``: weights, optimizer, epoch and its figures, one or no epoch past ``run.json``."""
+    try:
+        ck = torch.load(path, weights_only=True)
+        epoch, row = int(ck["epoch"]), dict(ck["row"])
+        if not isinstance(ck["net"], dict) or not isinstance(ck["opt"], dict):
+            raise TypeError("weights or optimizer state not a dict")
+    except Exception as exc:  # noqa: BLE001 (any damage: one line naming the file)
+        sys.exit(f"{path}: damaged ({type(exc).__name__}: {exc})")
+    if epoch not in (epochs_done, epochs_done + 1) or row.get("epoch") != epoch:
+        sys.exit(f"{path}: epoch {epoch} does not follow run.json's {epochs_done} epochs")
+    return ck
+
+
 def main(argv: list[str] | None = None) -> int:
     """Make the teacher's shards, then fit the student (see the module docstring)."""
     a = _parse(argv)
-    run, state_path = a.run, a.run / "run.json"
+    run, state_path, ck_path = a.run, a.run / "run.json", a.run / "state.pt"
     if run.exists() and not a.resume:
         sys.exit(f"{run} exists: pass --resume to carry on, or choose another --run")
     if a.resume:
         if not state_path.is_file():
             sys.exit(f"{run} has no run.json: nothing to resume")
-        state = json.loads(state_path.read_text())
+        state = _read_state(state_path)
         changed = [k for k, v in _settings(a).items() if state["settings"].get(k) != v]
         if changed:
             sys.exit(f"--resume with other settings than the run's: {', '.join(changed)}")
-    else:
+    teacher = make_agent(a.teacher, seed=0)  # both checked before anything is written
+    if not isinstance(teacher, EnsembleAgent):
+        sys.exit(f"--teacher must name an EnsembleAgent, got {type(teacher).__name__}")
+    init_net, doc = load_network(a.init)
+    if not a.resume:
         (run / "data").mkdir(parents=True)
         state = {"settings": _settings(a), "epochs_done": 0, "metrics": [], "seconds": {}}
     torch.set_num_threads(max(1, os.cpu_count() or 1))
@@ -199,9 +247,6 @@ def main(argv: list[str] | None = None) -> int:
         os.replace(tmp, state_path)
 
     write_state()
-    teacher = make_agent(a.teacher, seed=0)
-    if not isinstance(teacher, EnsembleAgent):
-        sys.exit(f"--teacher must name an EnsembleAgent, got {type(teacher).__name__}")
     n_train = math.ceil(a.rows / a.shard_rows)
     names = [run / "data" / f"shard-{i:03d}.npz" for i in range(n_train + a.val_shards)]
     t0 = time.time()
@@ -214,16 +259,42 @@ def main(argv: list[str] | None = None) -> int:
     state["seconds"]["data"] = state["seconds"].get("data", 0) + time.time() - t0
     write_state()
 
-    net, doc = load_network(run / "last.pt" if a.resume and (run / "last.pt").exists() else a.init)
-    init_net, _ = load_network(a.init)
+    net, _ = load_network(a.init)
     opt = torch.optim.Adam(net.parameters(), lr=a.lr)
-    if a.resume and (run / "state.pt").exists():
-        opt.load_state_dict(torch.load(run / "state.pt", weights_only=True)["opt"])
-    val = load_shard(names[-1])
+    parts = [load_shard(p) for p in names[n_train:]]
+    val = {k: np.concatenate([p[k] for p in parts]) for k in KEYS}
     if not state["metrics"]:
         state["metrics"].append({"epoch": 0, **evaluate(init_net, val)})
         write_state()
     print(json.dumps(state["metrics"][0]))
+
+    def finish(epoch: int, row: dict[str, Any]) -> None:
+        """What follows ``state.pt``: ``last.pt``, ``best.pt`` when best, ``run.json``."""
+        best = max([r["agreement"] for r in state["metrics"][1:] if r["epoch"] < epoch],
+                   default=-1.0)  # fmt: skip
+        train_s = sum(r["seconds"] for r in state["metrics"][1:] if r["epoch"] < epoch)
+        meta = {
+            "method": "ensemble_distill", "teacher": a.teacher, "init": a.init,
+            "rows": n_train * a.shard_rows, "epoch": epoch, "heldout": row, "rules": doc["rules"],
+            "wall_clock_s": state["seconds"]["data"] + train_s + row["seconds"],
+            "command": command_line("research.ensemble.distill", argv), "commit": git_commit(),
+        }  # fmt: skip
+        save_checkpoint(run / "last.pt", net, meta)
+        if row["agreement"] > best:
+            save_checkpoint(run / "best.pt", net, meta)
+        state["metrics"] = [r for r in state["metrics"] if r["epoch"] < epoch] + [row]
+        state["epochs_done"] = epoch
+        state["seconds"]["train"] = train_s + row["seconds"]
+        write_state()
+
+    if a.resume and ck_path.exists():
+        ck = _read_checkpoint(ck_path, state["epochs_done"])
+        net.load_state_dict(ck["net"])
+        opt.load_state_dict(ck["opt"])
+        if ck["epoch"] == state["epochs_done"] + 1:  # stopped after state.pt: finish that epoch
+            finish(ck["epoch"], dict(ck["row"]))
+    elif state["epochs_done"] > 0:
+        sys.exit(f"{ck_path} is missing: {state['epochs_done']} epochs cannot be resumed")
     for epoch in range(state["epochs_done"] + 1, a.epochs + 1):
         t0 = time.time()
         net.train()
@@ -240,23 +311,11 @@ def main(argv: list[str] | None = None) -> int:
                 opt.step()
         row = {"epoch": epoch, **evaluate(net, val), "seconds": time.time() - t0}
         print(json.dumps(row))
-        best = max([r["agreement"] for r in state["metrics"][1:]], default=-1.0)
-        meta = {
-            "method": "ensemble_distill", "teacher": a.teacher, "init": a.init,
-            "rows": n_train * a.shard_rows, "epoch": epoch, "heldout": row,
-            "rules": doc["rules"], "wall_clock_s": sum(state["seconds"].values()) + row["seconds"],
-            "command": command_line("research.ensemble.distill", argv), "commit": git_commit(),
-        }  # fmt: skip
-        save_checkpoint(run / "last.pt", net, meta)
         tmp = run / "state.pt.tmp"
-        torch.save({"opt": opt.state_dict(), "epoch": epoch}, tmp)
-        os.replace(tmp, run / "state.pt")
-        if row["agreement"] > best:
-            save_checkpoint(run / "best.pt", net, meta)
-        state["metrics"].append(row)
-        state["epochs_done"] = epoch
-        state["seconds"]["train"] = state["seconds"].get("train", 0) + row["seconds"]
-        write_state()
+        torch.save({"net": net.state_dict(), "opt": opt.state_dict(), "epoch": epoch, "row": row},
+                   tmp)  # fmt: skip
+        os.replace(tmp, ck_path)
+        finish(epoch, row)
     return 0
 
 

@@ -50,6 +50,22 @@ def test_a_resumed_run_is_the_run_never_stopped(tmp_path):
     assert doc["method"] == "ensemble_distill" and doc["teacher"] == "ensemble6"
 
 
+def test_a_stop_after_state_pt_finishes_that_epoch_without_redoing_it(tmp_path):
+    """Stopped after ``state.pt`` but before ``run.json``: the resume equals the run never stopped."""
+    assert _run(tmp_path / "a", "--epochs", "2") == 0
+    b = tmp_path / "b"
+    assert _run(b, "--epochs", "2") == 0
+    state = json.loads((b / "run.json").read_text())
+    state["metrics"], state["epochs_done"] = state["metrics"][:2], 1  # run.json of epoch 1
+    (b / "run.json").write_text(json.dumps(state))
+    (b / "last.pt").unlink()
+    assert _run(b, "--epochs", "2", "--resume") == 0
+    again = json.loads((b / "run.json").read_text())
+    assert [m["epoch"] for m in again["metrics"]] == [0, 1, 2] and again["epochs_done"] == 2
+    one, two = _weights(tmp_path / "a" / "last.pt"), _weights(b / "last.pt")
+    assert all(torch.equal(one[k], two[k]) for k in one)
+
+
 def test_refusals(tmp_path):
     assert _run(tmp_path / "r", "--epochs", "1") == 0
     with pytest.raises(SystemExit, match="exists"):
@@ -60,9 +76,19 @@ def test_refusals(tmp_path):
         _run(tmp_path / "h", "--teacher", "heuristic")
     with pytest.raises(SystemExit, match="nothing to resume"):
         _run(tmp_path / "none", "--resume")
-    (tmp_path / "r" / "data" / "shard-001.npz").write_bytes(b"not a shard")
+    (tmp_path / "r" / "state.pt").write_bytes(b"\x00" * 10)
+    with pytest.raises(SystemExit, match=r"state\.pt: damaged"):
+        _run(tmp_path / "r", "--epochs", "2", "--resume")
+    (tmp_path / "r" / "state.pt").unlink()
+    with pytest.raises(SystemExit, match=r"state\.pt is missing"):
+        _run(tmp_path / "r", "--epochs", "2", "--resume")
+    (tmp_path / "r" / "data" / "shard-002.npz").write_bytes(b"not a shard")  # held out
     with pytest.raises(ValueError, match="not a shard"):
         _run(tmp_path / "r", "--epochs", "2", "--resume")
+    (tmp_path / "r" / "run.json").write_text('{"settings": 3}')
+    with pytest.raises(SystemExit, match=r"not this script's run\.json"):
+        _run(tmp_path / "r", "--epochs", "2", "--resume")
+    assert not (tmp_path / "h").exists()  # a bad --teacher leaves no folder behind
 
 
 def test_a_damaged_shard_is_refused(tmp_path):
@@ -73,7 +99,12 @@ def test_a_damaged_shard_is_refused(tmp_path):
     distill.save_shard(tmp_path / "ok.npz", good)
     assert len(distill.load_shard(tmp_path / "ok.npz")["obs"]) == 2
     for key, bad in (("target", np.full((2, 88), np.nan, np.float32)),
-                     ("mask", np.eye(2, 88, dtype=np.int8))):  # fmt: skip
+                     ("mask", np.eye(2, 88, dtype=np.int8)),
+                     ("obs", np.full((2, 83, 27), 7, np.uint8)),
+                     ("mask", np.ones((2, 88), np.float32))):  # fmt: skip
         distill.save_shard(tmp_path / "bad.npz", {**good, key: bad})
         with pytest.raises(ValueError, match="damaged"):
             distill.load_shard(tmp_path / "bad.npz")
+    (tmp_path / "empty.npz").write_bytes(b"")
+    with pytest.raises(ValueError, match="not a shard"):
+        distill.load_shard(tmp_path / "empty.npz")
