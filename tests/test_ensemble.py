@@ -12,7 +12,7 @@ from sichuan_env.agents import registry
 from sichuan_env.agents.belief.guard import GuardedAgent
 from sichuan_env.agents.eval.evaluate import play_duplicate
 from sichuan_env.agents.nn.ensemble import ENSEMBLE6, EnsembleAgent, load_ensemble
-from sichuan_env.agents.nn.policy import PolicyConfig, PolicyNet
+from sichuan_env.agents.nn.policy import PolicyConfig, PolicyNet, heuristic_choices
 from sichuan_env.agents.nn.torch_agent import TorchAgent
 
 from sichuan_env import RuleConfig
@@ -69,6 +69,7 @@ def test_members_of_other_architectures_get_the_inputs_each_reads():
             with torch.no_grad():
                 net.prior_gain.fill_(0.7)  # a prior that moves the logits (not vacuous)
         nets.append(TorchAgent(net, batch_size=40))
+    assert (heuristic_choices(obs, masks) >= 0).any()  # the prior members' prior is in play
     legal = torch.from_numpy(masks) != 0
     own = sum(n._logits(obs, masks).masked_fill(~legal, 0.0) for n in nets) / len(nets)
     got = EnsembleAgent(nets).mean_logits(obs, masks)

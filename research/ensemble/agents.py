@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sichuan_env.agents.belief.guard import GuardedAgent, _shipped_guard
+from sichuan_env.agents.belief.guard import GuardedAgent, _shipped_guard, load_ensemble6_guard
 from sichuan_env.agents.nn.ensemble import EnsembleAgent, load_ensemble, load_ensemble6
 from sichuan_env.agents.nn.torch_agent import TorchAgent
 from sichuan_env.agents.search.hybrid import HybridAgent
@@ -43,7 +43,7 @@ def ens3(seed: int | None = None) -> EnsembleAgent:
 
 def ens6_guard(seed: int | None = None) -> GuardedAgent:
     """``ens6`` under ``distill-guard``'s deal-in guard (shipped belief model, t=0.1, k=0.9)."""
-    return _shipped_guard(ens6(seed))
+    return load_ensemble6_guard(seed)
 
 
 def ens3_guard(seed: int | None = None) -> GuardedAgent:

@@ -157,6 +157,8 @@ def evaluate(net: torch.nn.Module, shard: dict[str, np.ndarray], batch: int = 81
         loss += float(centred_loss(lg, t, legal)) * len(o)
         want = t.masked_fill(~legal, -torch.inf).argmax(1)
         agree += int((lg.masked_fill(~legal, -torch.inf).argmax(1) == want).sum())
+    if not math.isfinite(loss):  # a diverged fit is an error, never a figure
+        raise ValueError(f"the held-out loss is {loss}: the fit diverged (lower --lr)")
     return {"loss": loss / n, "agreement": agree / n}
 
 

@@ -35,12 +35,12 @@ p() {  # tag walls seed [base]: tag - base (strongest-net), paired
     local base=${4:-strongest-net}
     python -m research.exit.paired "$RUN/$1-$2-s$3.json" "$RUN/$base-$2-s$3.json" \
         --out "$R/$1-minus-$base-$2-s$3.json" --overwrite
-    cp "$RUN/$1-$2-s$3.json" "$R/.tmp" && python - "$R/.tmp" "$R/$1-$2-s$3-summary.json" <<'PY'
-import json, sys
+    python - "$RUN/$1-$2-s$3.json" "$R/$1-$2-s$3-summary.json" <<'PY'
+import json, os, sys
 d = json.load(open(sys.argv[1]))
 d.pop("per_wall", None)
 json.dump(d, open(sys.argv[2] + ".tmp", "w"), indent=1)
-import os; os.replace(sys.argv[2] + ".tmp", sys.argv[2]); os.remove(sys.argv[1])
+os.replace(sys.argv[2] + ".tmp", sys.argv[2])
 PY
 }
 case "${1:-}" in
