@@ -10,6 +10,7 @@
 #        bash research/ensemble/run.sh confirm AGENT_TAG   (one of the screen's tags)
 #        bash research/ensemble/run.sh hybrid-screen        (strongest's search on the ensemble)
 #        bash research/ensemble/run.sh hybrid-confirm
+#        bash research/ensemble/run.sh hybrid-confirm2       (8,000 fresh walls, seed 4429)
 #        bash research/ensemble/run.sh student-screen       (after python -m research.ensemble.distill)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -60,9 +61,13 @@ hybrid-confirm)
     m strongest 4000 4427
     m ens6-guard-s64 4000 4427
     p ens6-guard-s64 4000 4427 strongest ;;
+hybrid-confirm2)  # a second, larger confirmation on fresh walls (seed 4429), fixed before it ran
+    m strongest 8000 4429
+    m ens6-guard-s64 8000 4429
+    p ens6-guard-s64 8000 4429 strongest ;;
 student-screen)  # the student of distill.py against the ensemble it learnt, screen walls
     m student-guard 2500 4421
     p student-guard 2500 4421 ens6-guard
     p student-guard 2500 4421 ;;
-*) echo "usage: run.sh screen | confirm TAG | hybrid-screen | hybrid-confirm | student-screen" >&2; exit 2 ;;
+*) echo "usage: run.sh screen | confirm TAG | hybrid-screen | hybrid-confirm | hybrid-confirm2 | student-screen" >&2; exit 2 ;;
 esac
