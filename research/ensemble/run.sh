@@ -11,6 +11,8 @@
 #        bash research/ensemble/run.sh hybrid-screen        (strongest's search on the ensemble)
 #        bash research/ensemble/run.sh hybrid-confirm
 #        bash research/ensemble/run.sh hybrid-confirm2       (8,000 fresh walls, seed 4429)
+#        bash research/ensemble/run.sh guard-screen          (the guard re-tuned for ens6)
+#        bash research/ensemble/run.sh guard-confirm g-SETTING
 #        bash research/ensemble/run.sh student-screen       (after python -m research.ensemble.distill)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -24,6 +26,8 @@ declare -A SPEC=(
     [strongest]=distill-search64-after-win [ens6-guard-s64]=$A:ens6guard_search64_after_win
     [student-guard]=$A:student_guard
 )
+GRID="t05_k9 t15_k9 t20_k9 t10_k8 t15_k8 t20_k8 t10_k10 t10_k9_s1"  # agents.GUARD_GRID
+for g in $GRID; do SPEC[g-$g]=$A:ens6_guard_$g; done
 m() {  # tag walls seed
     local out="$RUN/$1-$2-s$3.json"
     [ -e "$out" ] && return
@@ -65,9 +69,17 @@ hybrid-confirm2)  # a second, larger confirmation on fresh walls (seed 4429), fi
     m strongest 8000 4429
     m ens6-guard-s64 8000 4429
     p ens6-guard-s64 8000 4429 strongest ;;
+guard-screen)  # ens6 under other guard settings, each - ens6-guard: seed 4431, 5,000 walls
+    m ens6-guard 5000 4431
+    for g in $GRID; do m "g-$g" 5000 4431; p "g-$g" 5000 4431 ens6-guard; done ;;
+guard-confirm)  # the screen's best (largest paired mean) against ens6-guard: seed 4433, 20,000 walls
+    t=${2:?which tag, g-SETTING}
+    m ens6-guard 20000 4433
+    m "$t" 20000 4433
+    p "$t" 20000 4433 ens6-guard ;;
 student-screen)  # the student of distill.py against the ensemble it learnt, screen walls
     m student-guard 2500 4421
     p student-guard 2500 4421 ens6-guard
     p student-guard 2500 4421 ;;
-*) echo "usage: run.sh screen | confirm TAG | hybrid-screen | hybrid-confirm | hybrid-confirm2 | student-screen" >&2; exit 2 ;;
+*) echo "usage: run.sh screen | confirm TAG | hybrid-screen | hybrid-confirm | hybrid-confirm2 | guard-screen | guard-confirm TAG | student-screen" >&2; exit 2 ;;
 esac

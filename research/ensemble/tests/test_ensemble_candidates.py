@@ -24,6 +24,21 @@ def test_the_candidates_average_the_networks_the_readme_names():
     assert isinstance(hybrid.net, GuardedAgent) and hybrid.net.base.name == "ensemble6"
 
 
+def test_the_guard_grid_is_the_ensemble_under_each_setting_and_resolves_by_name():
+    pytest.importorskip("torch")
+    from sichuan_env.agents.registry import make_agent
+
+    from research.ensemble import agents
+
+    assert len(agents.GUARD_GRID) == 8 and (0.1, 0.9, 0) not in agents.GUARD_GRID.values()
+    for tag, (t, k, s) in agents.GUARD_GRID.items():
+        guarded = make_agent(f"research.ensemble.agents:ens6_guard_{tag}", 0)
+        assert (guarded.threshold, guarded.keep, guarded.slack) == (t, k, s)
+        assert guarded.base.name == "ensemble6"
+    shipped = agents.ens6_guard_setting(0)
+    assert (shipped.threshold, shipped.keep, shipped.slack) == (0.1, 0.9, 0)
+
+
 def test_the_student_is_read_from_its_run_or_refused(tmp_path, monkeypatch):
     pytest.importorskip("torch")
     import shutil
