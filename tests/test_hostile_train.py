@@ -11,10 +11,7 @@ steps) are marked ``train``.
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,11 +22,19 @@ torch = pytest.importorskip("torch")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-import sichuan_env.train.belief.train as belief
 from sichuan_env.agents.nn.torch_agent import load_network
-from sichuan_env.train.data import dataset as ds
 from sichuan_env.train.policy import bc, ppo
-from train_fixtures import belief_args, header_bomb, rewrite_shard, tiny_datasets, tiny_labels
+from train_fixtures import (
+    STATE_DAMAGE,
+    copy_run,
+    doctor_state,
+    files_of,
+    header_bomb,
+    rewrite_shard,
+    run_state,
+    tiny_datasets,
+    tiny_labels,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 BC = "sichuan_env.train.policy.bc"
@@ -94,12 +99,6 @@ def _exits(main, argv: list[str], code: int, capsys, pattern: str = "") -> str:
     assert ": error: " in last and "Traceback" not in err, err
     assert re.search(pattern, last), last
     return last
-
-
-def _files(folder: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
-    }
 
 
 # -------------------------------------------------------------------------- fixtures
@@ -177,73 +176,6 @@ def labels(tmp_path_factory):
     return tiny_labels(tmp_path_factory.mktemp("labels"))
 
 
-def _copy(src: Path, dst: Path) -> Path:
-    shutil.copytree(src, dst)
-    return dst
-
-
-def _state(run: Path) -> dict:
-    return torch.load(run / "state.pt", weights_only=True)
-
-
-def _doctor_state(run: Path, how: str) -> None:
-    """Damage a run's ``state.pt`` one way."""
-    path = run / "state.pt"
-    s = _state(run)
-    moments = next(iter(s["optimizer"]["state"].values()))
-    if how == "nan moments":
-        moments["exp_avg"].view(-1)[0] = float("nan")
-    elif how == "inf second moments":
-        moments["exp_avg_sq"].view(-1)[-1] = float("inf")
-    elif how == "mis-shaped moments":
-        moments["exp_avg"] = torch.zeros(3)
-    elif how == "nan lr":
-        s["optimizer"]["param_groups"][0]["lr"] = float("nan")
-    elif how == "sparse moments":
-        moments["exp_avg"] = moments["exp_avg"].to_sparse()
-    elif how in ("counter text", "counter float", "counter negative", "counter bool"):
-        key = next(iter(s["counters"]))
-        s["counters"][key] = {
-            "counter text": "3",
-            "counter float": 1.5,
-            "counter negative": -1,
-            "counter bool": True,
-        }[how]
-    elif how == "counter missing":
-        s["counters"].pop(next(iter(s["counters"])))
-    elif how == "truncated":
-        path.write_bytes(path.read_bytes()[:200])
-        return
-    elif how == "pickled":
-        torch.save({"optimizer": argparse.Namespace(evil=1), "counters": {}}, path)
-        return
-    elif how == "not a state":
-        torch.save([1, 2, 3], path)
-        return
-    elif how == "missing":
-        path.unlink()
-        return
-    torch.save(s, path)
-
-
-STATE_DAMAGE = [
-    "nan moments",
-    "inf second moments",
-    "mis-shaped moments",
-    "nan lr",
-    "sparse moments",
-    "counter text",
-    "counter float",
-    "counter negative",
-    "counter bool",
-    "counter missing",
-    "truncated",
-    "pickled",
-    "not a state",
-    "missing",
-]
-
-
 # ---------------------------------------------------- the issue's inputs, as a user runs them
 
 
@@ -251,13 +183,13 @@ STATE_DAMAGE = [
 def test_the_issue_inputs_as_subprocesses(bc_run, ppo_run, data, labels, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    nan_ppo = _copy(ppo_run, tmp_path / "nan_ppo")
-    _doctor_state(nan_ppo, "nan moments")
-    pickled = _copy(bc_run, tmp_path / "pickled")
-    _doctor_state(pickled, "pickled")
-    bomb = _copy(labels / "lab", tmp_path / "bomb")
+    nan_ppo = copy_run(ppo_run, tmp_path / "nan_ppo")
+    doctor_state(nan_ppo, "nan moments")
+    pickled = copy_run(bc_run, tmp_path / "pickled")
+    doctor_state(pickled, "pickled")
+    bomb = copy_run(labels / "lab", tmp_path / "bomb")
     header_bomb(bomb / "shard-00000.npz")
-    shifted = _copy(labels / "lab", tmp_path / "shifted")
+    shifted = copy_run(labels / "lab", tmp_path / "shifted")
     for shard in sorted(shifted.glob("shard-*.npz")):  # no hand index divisible by --val-mod
         rewrite_shard(shard, hand=lambda h: h * 3 + 1)
     m = ["-m"]
@@ -350,7 +282,7 @@ def test_the_issue_inputs_as_subprocesses(bc_run, ppo_run, data, labels, tmp_pat
             "1",
         ],
     }
-    before = _files(nan_ppo)
+    before = files_of(nan_ppo)
     results = _run_all(cases)
     _check(
         results,
@@ -373,7 +305,7 @@ def test_the_issue_inputs_as_subprocesses(bc_run, ppo_run, data, labels, tmp_pat
             "search_labels --out file": (2, "not a directory"),
         },
     )
-    assert _files(nan_ppo) == before  # the good checkpoint stays
+    assert files_of(nan_ppo) == before  # the good checkpoint stays
     for name in "abcdeg":
         assert not (tmp_path / name).exists(), name  # nothing was written
     assert not (tmp_path / "sd").exists()
@@ -385,11 +317,11 @@ def test_the_issue_inputs_as_subprocesses(bc_run, ppo_run, data, labels, tmp_pat
 @pytest.mark.train
 @pytest.mark.parametrize("how", STATE_DAMAGE)
 def test_a_damaged_state_never_replaces_the_good_checkpoint(bc_run, tmp_path, capsys, how):
-    run = _copy(bc_run, tmp_path / "run")
-    _doctor_state(run, how)
-    before = _files(run)
+    run = copy_run(bc_run, tmp_path / "run")
+    doctor_state(run, how)
+    before = files_of(run)
     _exits(bc.main, _bc_args(run, "--resume", "--epochs", "3"), 1, capsys, "cannot resume")
-    assert _files(run) == before
+    assert files_of(run) == before
 
 
 @pytest.mark.train
@@ -398,8 +330,8 @@ def test_resuming_what_is_not_this_script_s_run(bc_run, ppo_run, tmp_path, capsy
     _exits(bc.main, _bc_args(tmp_path, "--resume"), 1, capsys, "holds no last.pt")
     _exits(bc.main, _bc_args(bc_run, "--resume", "--epochs", "1"), 1, capsys, "raise --epochs")
     # counters of the right keys but another script's types are caught too
-    run = _copy(ppo_run, tmp_path / "ppo")
-    s = _state(run)
+    run = copy_run(ppo_run, tmp_path / "ppo")
+    s = run_state(run)
     s["counters"]["iteration"] = 2.5
     torch.save(s, run / "state.pt")
     _exits(ppo.main, _ppo_args(run, "--resume", "--iterations", "3"), 1, capsys, "iteration")
@@ -407,8 +339,8 @@ def test_resuming_what_is_not_this_script_s_run(bc_run, ppo_run, tmp_path, capsy
 
 @pytest.mark.train
 def test_a_run_that_diverges_stops_before_writing(bc_run, ppo_run, tmp_path, capsys, monkeypatch):
-    run = _copy(bc_run, tmp_path / "bc")
-    before = _files(run)
+    run = copy_run(bc_run, tmp_path / "bc")
+    before = files_of(run)
     real = bc.fit_chunk
 
     def poisoned(net, *args):
@@ -419,15 +351,15 @@ def test_a_run_that_diverges_stops_before_writing(bc_run, ppo_run, tmp_path, cap
 
     monkeypatch.setattr(bc, "fit_chunk", poisoned)  # finite losses, NaN weights
     _exits(bc.main, _bc_args(run, "--resume", "--epochs", "2"), 1, capsys, "non-finite|not finite")
-    assert _files(run) == before
+    assert files_of(run) == before
     monkeypatch.setattr(bc, "fit_chunk", lambda *a: (float("nan"), 0.0, 1))  # a NaN loss
     _exits(bc.main, _bc_args(run, "--resume", "--epochs", "2"), 1, capsys, "not finite")
-    assert _files(run) == before
-    run = _copy(ppo_run, tmp_path / "ppo")
-    before = _files(run)
+    assert files_of(run) == before
+    run = copy_run(ppo_run, tmp_path / "ppo")
+    before = files_of(run)
     monkeypatch.setattr(ppo, "ppo_update", lambda *a: {"pg_loss": float("nan"), "v_loss": 1.0})
     _exits(ppo.main, _ppo_args(run, "--resume", "--iterations", "2"), 1, capsys, "pg_loss")
-    assert _files(run) == before
+    assert files_of(run) == before
 
 
 @pytest.mark.train
@@ -435,49 +367,3 @@ def test_a_tiny_budget_still_trains_once(tmp_path, capsys):
     run = tmp_path / "run"
     row = bc.main(_bc_args(run, "--epochs", "5", "--minutes", "1e-9"))
     assert row["epoch"] == 1 and load_network(run / "last.pt")[1]["epoch"] == 1
-
-
-# ---------------------------------------------------------------------------- belief runs
-
-
-@pytest.mark.train
-def test_belief_runs_do_something_or_fail(data, tmp_path, capsys, monkeypatch):
-    v2 = data / "v2"
-    _exits(
-        belief.main,
-        belief_args(v2, tmp_path / "big", "--batch", "100000"),
-        1,
-        capsys,
-        "no training step ran",
-    )
-    assert not (tmp_path / "big").exists()
-    run = tmp_path / "run"
-    belief.main(belief_args(v2, run, "--epochs", "1", "--minutes", "1e-9"))  # one step
-    assert json.loads((run / "last.json").read_text())["steps"] == 1
-    for how in ("nan moments", "mis-shaped moments", "counter text", "pickled", "truncated"):
-        bad = _copy(run, tmp_path / how.replace(" ", "_"))
-        _doctor_state(bad, how)
-        before = _files(bad)
-        _exits(belief.main, belief_args(v2, bad, "--resume"), 1, capsys, "cannot resume")
-        assert _files(bad) == before, how
-    before = _files(run)
-    monkeypatch.setattr(belief, "losses", lambda out, b, heads: {"x": torch.tensor(float("nan"))})
-    resume = belief_args(v2, run, "--resume", "--epochs", "1")  # the run's own --epochs
-    _exits(belief.main, resume, 1, capsys, "diverged")
-    assert _files(run) == before
-
-
-def test_belief_data_must_agree(data, tmp_path, capsys):
-    other = _copy(data / "v2", tmp_path / "other")
-    meta = json.loads((other / "dataset.json").read_text())
-    meta["rules"] = {**meta["rules"], "base_points": 2}
-    (other / "dataset.json").write_text(json.dumps(meta))
-    both = belief_args(data / "v2", tmp_path / "r")
-    both[1:2] = [str(data / "v2"), str(other)]  # --data v2 other
-    _exits(belief.main, both, 1, capsys, "--mixed-rules")
-    ds.check_compatible([data / "v2", other], [ds.read_meta(data / "v2"), meta], mixed_rules=True)
-    _exits(belief.main, ["--data", str(data / "v1"), "--run", str(tmp_path / "s")], 1, capsys, "v2")
-    with pytest.raises(ValueError, match="observation v1"):
-        ds.check_compatible(
-            [data / "v2", data / "v1"], [ds.read_meta(data / "v2"), ds.read_meta(data / "v1")]
-        )

@@ -3,6 +3,8 @@ observation-v1/v2 datasets, a label set with a prior network, and the belief tra
 
 from __future__ import annotations
 
+import argparse
+import shutil
 from pathlib import Path
 
 from sichuan_env import RuleConfig
@@ -87,3 +89,83 @@ def rewrite_shard(path: Path, **changes) -> None:
     for k, f in changes.items():
         arrays[k] = f(arrays[k]).astype(arrays[k].dtype)
     np.savez_compressed(path, **arrays)
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder``, by relative path: equal before and after means untouched."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def copy_run(src: Path, dst: Path) -> Path:
+    """A copy of a run folder."""
+    shutil.copytree(src, dst)
+    return dst
+
+
+def run_state(run: Path) -> dict:
+    """A run's ``state.pt``."""
+    import torch
+
+    return torch.load(run / "state.pt", weights_only=True)
+
+
+def doctor_state(run: Path, how: str) -> None:
+    """Damage a run's ``state.pt`` one way."""
+    import torch
+
+    path = run / "state.pt"
+    s = run_state(run)
+    moments = next(iter(s["optimizer"]["state"].values()))
+    if how == "nan moments":
+        moments["exp_avg"].view(-1)[0] = float("nan")
+    elif how == "inf second moments":
+        moments["exp_avg_sq"].view(-1)[-1] = float("inf")
+    elif how == "mis-shaped moments":
+        moments["exp_avg"] = torch.zeros(3)
+    elif how == "nan lr":
+        s["optimizer"]["param_groups"][0]["lr"] = float("nan")
+    elif how == "sparse moments":
+        moments["exp_avg"] = moments["exp_avg"].to_sparse()
+    elif how in ("counter text", "counter float", "counter negative", "counter bool"):
+        key = next(iter(s["counters"]))
+        s["counters"][key] = {
+            "counter text": "3",
+            "counter float": 1.5,
+            "counter negative": -1,
+            "counter bool": True,
+        }[how]
+    elif how == "counter missing":
+        s["counters"].pop(next(iter(s["counters"])))
+    elif how == "truncated":
+        path.write_bytes(path.read_bytes()[:200])
+        return
+    elif how == "pickled":
+        torch.save({"optimizer": argparse.Namespace(evil=1), "counters": {}}, path)
+        return
+    elif how == "not a state":
+        torch.save([1, 2, 3], path)
+        return
+    elif how == "missing":
+        path.unlink()
+        return
+    torch.save(s, path)
+
+
+STATE_DAMAGE = [
+    "nan moments",
+    "inf second moments",
+    "mis-shaped moments",
+    "nan lr",
+    "sparse moments",
+    "counter text",
+    "counter float",
+    "counter negative",
+    "counter bool",
+    "counter missing",
+    "truncated",
+    "pickled",
+    "not a state",
+    "missing",
+]
