@@ -287,6 +287,10 @@ register(
     "distill-search64-after-win", "sichuan_env.agents.search.hybrid:distill_search64_after_win"
 )
 register(
+    "ensemble6-guard-search64-after-win",
+    "sichuan_env.agents.search.hybrid:ensemble6_guard_search64_after_win",
+)
+register(
     "distill-search128-selfaux-after-win",
     "sichuan_env.agents.search.hybrid:distill_search128_selfaux_after_win",
 )
@@ -314,4 +318,4 @@ register_loader(".pt", "sichuan_env.agents.nn.torch_agent:load_checkpoint")
 # the aliases users rely on, each pointing at a registered agent confirmed on fresh walls
 # (docs/agents.md, "strongest and strongest-net")
 register_alias("strongest-net", "ensemble6-guard")
-register_alias("strongest", "distill-search64-after-win")
+register_alias("strongest", "ensemble6-guard-search64-after-win")

@@ -125,3 +125,23 @@ def test_a_match_of_the_guarded_ensemble_is_legal_and_repeatable():
     two = play_duplicate(lineup, 2, rules, seed=3, progress=False)
     assert len(one) == 8
     assert [r["actions"] for _, _, r in one] == [r["actions"] for _, _, r in two]
+
+
+def test_strongest_is_the_after_win_search_on_the_guarded_ensemble():
+    from sichuan_env.agents.search.hybrid import HybridAgent
+
+    assert registry.aliases()["strongest"] == "ensemble6-guard-search64-after-win"
+    agent = registry.make_agent("strongest", seed=1)
+    assert isinstance(agent, HybridAgent) and agent.after_win and agent.late == -1
+    assert agent.search.samples == 64 and agent.search.z == 1.0 and agent.rollouts == "style"
+    assert isinstance(agent.net, GuardedAgent) and agent.net.base.name == "ensemble6"
+    assert (agent.net.threshold, agent.net.slack, agent.net.keep) == (0.1, 0, 0.9)
+    lineup = ["strongest", "heuristic", "heuristic", "heuristic"]
+    rules = RuleConfig.preset("xuezhan")
+    runs = []
+    for made in (agent, registry.make_agent("ensemble6-guard-search64-after-win", seed=1)):
+        runs.append(play_duplicate(lineup, 1, rules, seed=5, progress=False, agents={
+            "strongest": made, "heuristic": registry.make_agent("heuristic")}))  # fmt: skip
+        assert made.stats()["searched"] > 0  # a seat won and the search answered
+    assert len(runs[0]) == 4 and all(sum(r["result"]["scores"]) == 0 for _, _, r in runs[0])
+    assert [r["actions"] for _, _, r in runs[0]] == [r["actions"] for _, _, r in runs[1]]

@@ -78,6 +78,7 @@ def test_an_alias_resolves_to_its_target_and_follows_it(clean_registry):
 def test_the_shipped_aliases_name_registered_agents():
     shipped = registry.aliases()
     assert set(shipped) == {"strongest", "strongest-net"}
+    assert shipped["strongest"] == "ensemble6-guard-search64-after-win"
     for target in shipped.values():
         assert target in registry.available(include_aliases=False)
     assert not getattr(registry.make_agent("strongest-net"), "reads_state", False)  # no search

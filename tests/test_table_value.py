@@ -56,7 +56,11 @@ def events(records):
 
 
 def test_vocab_ids_resolve_aliases_and_unknowns():
-    assert vocab_id("strongest") == VOCAB.index("distill-search64-after-win")
+    assert vocab_id("distill-search64-after-win") == VOCAB.index("distill-search64-after-win")
+    assert vocab_id("strongest") == 0  # re-pointed to an agent after the vocabulary
+    assert vocab_id("strongest", aliases={"strongest": "distill-search64-after-win"}) == (
+        VOCAB.index("distill-search64-after-win")
+    )
     assert vocab_id("strongest-net") == 0  # its target came after the vocabulary
     assert vocab_id("strongest-net", aliases={"strongest-net": "distill-guard"}) == VOCAB.index(
         "distill-guard"

@@ -36,11 +36,13 @@ VOCAB = (
 )
 """The policies the network knows by name; ``unknown`` (id 0) stands for any other."""
 UNKNOWN = 0
-ALIASES = {"strongest": "distill-search64-after-win"}
+ALIASES: dict[str, str] = {}
 """Names that stand for a ``VOCAB`` entry (kept in step with the registry's aliases).
 
-``strongest-net`` is not here: its target (``ensemble6-guard``) came after the
-network's vocabulary, so it is ``unknown`` to it, as every agent outside ``VOCAB`` is."""
+Empty: the targets of ``strongest`` (``ensemble6-guard-search64-after-win``) and
+``strongest-net`` (``ensemble6-guard``) came after the network's vocabulary, so both are
+``unknown`` to it, as every agent outside ``VOCAB`` is. (``strongest`` stood for
+``distill-search64-after-win``, in ``VOCAB``, until it was re-pointed.)"""
 
 ROW_FIELDS = {
     "tiles": ((4, 3, 27), np.uint8),

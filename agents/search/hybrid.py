@@ -27,8 +27,14 @@ other tests off), the trigger the screening run picked and a run on fresh
 walls confirmed: +0.091 ± 0.050 points per hand over ``distill`` (1,000 walls,
 adjusted, against three heuristics) at 2.7 ms per decision in a match. With
 64 rollouts per candidate instead of 32 (``distill-search64-after-win``, the
-target of the ``strongest`` alias) it gains +0.094 ± 0.055 more, screened on
+``strongest`` alias until December 2026) it gains +0.094 ± 0.055 more, screened on
 one seed and confirmed on another, at 3.5 ms (``research/hybrid/README.md``).
+
+Registered as ``ensemble6-guard-search64-after-win`` (the target of ``strongest``):
+the same 64-rollout search on ``ensemble6-guard`` (``strongest-net``) instead of
+``distill``, +0.030 ± 0.020 points per hand over ``distill-search64-after-win`` on
+8,000 fresh walls against three heuristics (advantage sum, paired;
+``research/ensemble/README.md``).
 """
 
 from __future__ import annotations
@@ -253,6 +259,17 @@ def distill_search_after_win(seed: int | None = None) -> HybridAgent:
 def distill_search64_after_win(seed: int | None = None) -> HybridAgent:
     """``HybridAgent(seed, samples=64)``: as ``distill-search-after-win``, twice the rollouts."""
     return HybridAgent(seed, samples=64)
+
+
+def ensemble6_guard_search64_after_win(seed: int | None = None) -> HybridAgent:
+    """``HybridAgent(seed, net="ensemble6-guard", samples=64)``: ``strongest``.
+
+    ``ensemble6-guard`` (``strongest-net``: six networks' mean logits under the
+    belief model's deal-in guard) everywhere, and at its own turns once a seat has
+    won the 64-rollout search, which replaces the network's choice only with a
+    candidate one standard error better.
+    """
+    return HybridAgent(seed, net="ensemble6-guard", samples=64)
 
 
 def distill_search128_selfaux_after_win(seed: int | None = None) -> HybridAgent:

@@ -31,7 +31,7 @@ from sichuan_env.agents.belief.guard import GuardedAgent, _shipped_guard, load_e
 from sichuan_env.agents.belief.model import BeliefModel
 from sichuan_env.agents.nn.ensemble import EnsembleAgent, load_ensemble, load_ensemble6
 from sichuan_env.agents.nn.torch_agent import TorchAgent
-from sichuan_env.agents.search.hybrid import HybridAgent
+from sichuan_env.agents.search.hybrid import HybridAgent, ensemble6_guard_search64_after_win
 
 ENS3 = ("exit_valueleaf", "oracle_r2", "oracle_r3")
 
@@ -78,8 +78,11 @@ for _tag, (_t, _k, _s) in GUARD_GRID.items():
 
 
 def ens6guard_search64_after_win(seed: int | None = None) -> HybridAgent:
-    """``ensemble6-guard`` everywhere, ``strongest``'s 64-rollout search once a seat has won."""
-    return HybridAgent(seed, net="ensemble6-guard", samples=64)
+    """``ensemble6-guard`` everywhere, the 64-rollout search once a seat has won.
+
+    The library's ``ensemble6-guard-search64-after-win`` (now ``strongest``).
+    """
+    return ensemble6_guard_search64_after_win(seed)
 
 
 def student_guard(seed: int | None = None) -> GuardedAgent:

@@ -5,8 +5,9 @@
 
 Blocks of ``--block-walls`` walls are each played under the four rotations of a
 lineup drawn per block from a mix of agents (``--mix``: rule-based styles, the
-shipped networks, ``distill-sample`` (a sampling policy), ``strongest`` and a
-little random play), by the batched engine (``evaluate.play_block``); the hands are
+shipped networks, ``distill-sample`` (a sampling policy), the after-win search
+``distill-search64-after-win`` (``strongest`` when ``V`` was shipped) and a little random
+play), by the batched engine (``evaluate.play_block``); the hands are
 replayed (``luck_events.extract``) into every state at the deal and after each
 draw, with the points each seat still won from there (``table_rows.rows_of``).
 A block is one shard, ``shards/shard-NNNNN.npz``, written atomically: a stop loses
@@ -57,7 +58,7 @@ PROG = "python -m sichuan_env.train.table_value.data"
 MIX = {
     "heuristic": 0.17, "defensive": 0.10, "value": 0.07, "random": 0.03, "bc": 0.06,
     "ppo": 0.05, "distill": 0.16, "distill-sample": 0.08, "exit": 0.07, "distill-guard": 0.12,
-    "strongest": 0.09,
+    "distill-search64-after-win": 0.09,
 }  # fmt: skip
 """The default mix: each seat of a block's lineup is drawn from it with these weights."""
 OWNED = ("shards", "records", "data.json")
