@@ -40,12 +40,14 @@ p() {  # tag walls seed [base]: tag - base (strongest-net), paired
     local base=${4:-strongest-net}
     python -m research.exit.paired "$RUN/$1-$2-s$3.json" "$RUN/$base-$2-s$3.json" \
         --out "$R/$1-minus-$base-$2-s$3.json" --overwrite
-    python - "$RUN/$1-$2-s$3.json" "$R/$1-$2-s$3-summary.json" <<'PY'
+    python - "$RUN" "$R" "$1-$2-s$3" "$base-$2-s$3" <<'PY'
 import json, os, sys
-d = json.load(open(sys.argv[1]))
-d.pop("per_wall", None)
-json.dump(d, open(sys.argv[2] + ".tmp", "w"), indent=1)
-os.replace(sys.argv[2] + ".tmp", sys.argv[2])
+for name in sys.argv[3:]:  # each match's figures without its per-wall samples
+    d = json.load(open(f"{sys.argv[1]}/{name}.json"))
+    d.pop("per_wall", None)
+    out = f"{sys.argv[2]}/{name}-summary.json"
+    json.dump(d, open(out + ".tmp", "w"), indent=1)
+    os.replace(out + ".tmp", out)
 PY
 }
 case "${1:-}" in
