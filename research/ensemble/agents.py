@@ -14,6 +14,7 @@ Lineup entries (``sichuan-eval --lineup research.ensemble.agents:ens6 heuristic 
 - ``ens6_guard_t{T}_k{K}[_s1]``: ``ens6`` under the same deal-in guard at another setting
   (``GUARD_GRID``: threshold ``T``/100, keep ``K``/10, slack 1 where named), the guard
   re-tuned for the ensemble (``run.sh guard-screen``);
+- ``ens6guard_search128_after_win``: the same with 128 rollouts a candidate;
 - ``student_guard``: one network fitted to ``ensemble6``'s mean logits (``distill.py``;
   read from ``runs/ens6-student/best.pt``, or ``$SICHUAN_ENSEMBLE_STUDENT``) under the guard.
 
@@ -83,6 +84,11 @@ def ens6guard_search64_after_win(seed: int | None = None) -> HybridAgent:
     The library's ``ensemble6-guard-search64-after-win`` (now ``strongest``).
     """
     return ensemble6_guard_search64_after_win(seed)
+
+
+def ens6guard_search128_after_win(seed: int | None = None) -> HybridAgent:
+    """``strongest`` (``ensemble6-guard-search64-after-win``) with 128 rollouts a candidate."""
+    return HybridAgent(seed, net="ensemble6-guard", samples=128)
 
 
 def student_guard(seed: int | None = None) -> GuardedAgent:

@@ -13,6 +13,7 @@
 #        bash research/ensemble/run.sh hybrid-confirm2       (8,000 fresh walls, seed 4429)
 #        bash research/ensemble/run.sh guard-screen          (the guard re-tuned for ens6)
 #        bash research/ensemble/run.sh guard-confirm g-SETTING
+#        bash research/ensemble/run.sh s128-screen           (strongest with 128 rollouts)
 #        bash research/ensemble/run.sh student-screen       (after python -m research.ensemble.distill)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -24,7 +25,8 @@ declare -A SPEC=(
     [strongest-net]=exit-valueleaf-guard [na-r3]=agents/checkpoints/oracle_r3.pt
     [ens3]=$A:ens3 [ens3-guard]=$A:ens3_guard [ens6]=$A:ens6 [ens6-guard]=$A:ens6_guard
     [strongest]=distill-search64-after-win [ens6-guard-s64]=$A:ens6guard_search64_after_win
-    [student-guard]=$A:student_guard
+    [student-guard]=$A:student_guard [strongest-now]=strongest
+    [ens6-guard-s128]=$A:ens6guard_search128_after_win
 )
 GRID="t05_k9 t15_k9 t20_k9 t10_k8 t15_k8 t20_k8 t10_k10 t10_k9_s1"  # agents.GUARD_GRID
 for g in $GRID; do SPEC[g-$g]=$A:ens6_guard_$g; done
@@ -79,9 +81,13 @@ guard-confirm)  # the screen's best (largest paired mean) against ens6-guard: se
     m ens6-guard 20000 4433
     m "$t" 20000 4433
     p "$t" 20000 4433 ens6-guard ;;
+s128-screen)  # strongest (now the search on the ensemble) with 128 rollouts: seed 4435, 3,000 walls
+    m strongest-now 3000 4435
+    m ens6-guard-s128 3000 4435
+    p ens6-guard-s128 3000 4435 strongest-now ;;
 student-screen)  # the student of distill.py against the ensemble it learnt, screen walls
     m student-guard 2500 4421
     p student-guard 2500 4421 ens6-guard
     p student-guard 2500 4421 ;;
-*) echo "usage: run.sh screen | confirm TAG | hybrid-screen | hybrid-confirm | hybrid-confirm2 | guard-screen | guard-confirm TAG | student-screen" >&2; exit 2 ;;
+*) echo "usage: run.sh screen | confirm TAG | hybrid-screen | hybrid-confirm | hybrid-confirm2 | guard-screen | guard-confirm TAG | s128-screen | student-screen" >&2; exit 2 ;;
 esac

@@ -22,6 +22,8 @@ def test_the_candidates_average_the_networks_the_readme_names():
     hybrid = agents.ens6guard_search64_after_win(0)
     assert hybrid.after_win and hybrid.search.samples == 64
     assert isinstance(hybrid.net, GuardedAgent) and hybrid.net.base.name == "ensemble6"
+    more = agents.ens6guard_search128_after_win(0)
+    assert more.after_win and more.search.samples == 128 and more.net.base.name == "ensemble6"
 
 
 def test_the_guard_grid_is_the_ensemble_under_each_setting_and_resolves_by_name():
