@@ -24,7 +24,7 @@ from hostile import exits_in_one_line
 from sichuan_env.train.belief import batches
 from sichuan_env.train.data import dataset as ds
 from sichuan_env.train.policy import search_distill, search_labels
-from train_fixtures import belief_args, header_bomb, tiny_datasets, tiny_labels
+from train_fixtures import belief_args, copy_run, header_bomb, tiny_datasets, tiny_labels
 
 from sichuan_env._npz import Spec, safe_load_npz
 
@@ -41,16 +41,11 @@ def labels(tmp_path_factory):
     return tiny_labels(tmp_path_factory.mktemp("labels"))
 
 
-def _copy(src: Path, dst: Path) -> Path:
-    shutil.copytree(src, dst)
-    return dst
-
-
 # ------------------------------------------------------------------------------ datasets
 
 
 def _meta_with(folder: Path, dst: Path, **changes) -> Path:
-    out = _copy(folder, dst)
+    out = copy_run(folder, dst)
     meta = json.loads((out / "dataset.json").read_text())
     for k, v in changes.items():
         if v is None:
@@ -91,7 +86,7 @@ def _replace_shard(folder: Path, table: pa.Table) -> Path:
 def test_shards_are_checked_against_the_metadata(data, tmp_path):
     v2 = data / "v2"
     # a v1 shard in a v2 folder: refused, not zero-padded
-    folder = _copy(v2, tmp_path / "mixed")
+    folder = copy_run(v2, tmp_path / "mixed")
     shutil.copy(ds.shards(data / "v1")[0], ds.shards(folder)[0])
     heads = belief.BeliefConfig().head_specs
     for read in (
@@ -117,13 +112,13 @@ def test_shards_are_checked_against_the_metadata(data, tmp_path):
         ),
     }
     for match, bad in cases.items():
-        folder = _copy(v2, tmp_path / f"c{len(match)}")
+        folder = copy_run(v2, tmp_path / f"c{len(match)}")
         _replace_shard(folder, bad)
         with pytest.raises(ValueError, match=match):
             next(ds.iter_batches(folder))
         with pytest.raises(ValueError, match=match):
             batches.load_shard(ds.shards(folder)[0], heads)
-    folder = _copy(v2, tmp_path / "truncated")
+    folder = copy_run(v2, tmp_path / "truncated")
     shard = ds.shards(folder)[0]
     shard.write_bytes(shard.read_bytes()[:-200])
     with pytest.raises(ValueError, match="cannot read the decisions shard"):
@@ -131,7 +126,7 @@ def test_shards_are_checked_against_the_metadata(data, tmp_path):
     with pytest.raises(SystemExit) as info:  # the training CLI: one line, exit 1
         belief.main(belief_args(folder, tmp_path / "run"))
     assert info.value.code == 1 and not (tmp_path / "run").exists()
-    games = _copy(v2, tmp_path / "games")
+    games = copy_run(v2, tmp_path / "games")
     g = pq.read_table(games / "games.parquet")
     pq.write_table(
         g.set_column(
@@ -150,7 +145,7 @@ def test_null_list_elements_are_refused(data, tmp_path):
     values = table.column("tenpai").combine_chunks().flatten().to_pylist()
     values[1] = None
     col = pa.FixedSizeListArray.from_arrays(pa.array(values, pa.bool_()), 3)
-    folder = _copy(data / "v2", tmp_path / "d")
+    folder = copy_run(data / "v2", tmp_path / "d")
     _replace_shard(folder, table.set_column(table.schema.get_field_index("tenpai"), "tenpai", col))
     with pytest.raises(ValueError, match="'tenpai' holds 1 null"):
         next(ds.iter_batches(folder))
@@ -225,11 +220,11 @@ def test_safe_load_npz_checks_headers_before_reading(tmp_path):
 @pytest.mark.train
 def test_label_shards_and_rows_are_checked(labels, tmp_path, capsys, monkeypatch):
     lab = labels / "lab"
-    bomb = _copy(lab, tmp_path / "bomb")
+    bomb = copy_run(lab, tmp_path / "bomb")
     header_bomb(bomb / "shard-00000.npz")
     with pytest.raises(ValueError, match="label shard array 'obs' is not an array of a sane size"):
         search_labels.load_labels(bomb)
-    wrong = _copy(lab, tmp_path / "wrong")
+    wrong = copy_run(lab, tmp_path / "wrong")
     with np.load(wrong / "shard-00001.npz") as z:
         arrays = {k: z[k] for k in z.files}
     np.savez_compressed(
@@ -240,7 +235,7 @@ def test_label_shards_and_rows_are_checked(labels, tmp_path, capsys, monkeypatch
     ):
         search_labels.load_labels(wrong)
     # a row whose base action is not the heuristic's: one line, exit 1, nothing written
-    moved = _copy(lab, tmp_path / "moved")
+    moved = copy_run(lab, tmp_path / "moved")
     for shard in sorted(moved.glob("shard-*.npz")):
         with np.load(shard) as z:
             arrays = {k: z[k] for k in z.files}
